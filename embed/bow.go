@@ -97,7 +97,7 @@ func (e *BagOfWords) Embed64(text string) []float64 {
 	}
 	var ss float64
 	for _, x := range v {
-		ss += x * x
+		ss += float64(x * x) // no fused multiply-add: identical bits on every platform
 	}
 	if ss > 0 {
 		n := math.Sqrt(ss)

@@ -1,0 +1,443 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"unicode"
+)
+
+// DefaultHashingDim is the output dimension of a [Hashing] embedder whose
+// [HashingOptions.Dim] is zero.
+const DefaultHashingDim = 1024
+
+// hashingCtxEvery is how many texts Embed and Fit process between checks of
+// the context.
+const hashingCtxEvery = 256
+
+// HashingOptions configures a [Hashing] embedder. A nil *HashingOptions, and
+// the zero value, mean every default: 1024 dimensions, unigrams plus
+// bigrams, sublinear term frequency, seed 0, lowercased text.
+//
+// The boolean fields are phrased negatively so that their zero value is the
+// default.
+type HashingOptions struct {
+	// Dim is the length of every output vector. Zero means
+	// DefaultHashingDim (1024); a negative value is invalid. Each output
+	// vector costs Dim float32s, and each text costs Dim float64s of scratch
+	// space while it is embedded.
+	Dim int
+
+	// NoBigrams drops the adjacent-word bigram features ("new york"), leaving
+	// unigrams only. Default false: unigrams and bigrams, the "1-2-gram"
+	// features of a TF-IDF baseline.
+	NoBigrams bool
+
+	// NoSublinearTF weights a feature by its raw count tf in the text.
+	// Default false: the weight is 1 + ln(tf), as in sklearn's
+	// sublinear_tf=True.
+	NoSublinearTF bool
+
+	// Seed is mixed into every feature hash. Default 0. Embedders with
+	// different seeds spread the same features over different coordinates
+	// and signs; vectors from different seeds are not comparable.
+	Seed uint64
+
+	// NoLowercase keeps the case of the text. Default false: text is passed
+	// through strings.ToLower before it is split into tokens.
+	NoLowercase bool
+}
+
+// Validate reports whether o is usable. It returns nil for a nil o (all
+// defaults); otherwise the error names the offending field and wraps a
+// sentinel error of this package ([ErrBadDimension] for Dim).
+func (o *HashingOptions) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if o.Dim < 0 {
+		return fmt.Errorf("%w: HashingOptions.Dim = %d, want > 0 (or 0 for the default %d)",
+			ErrBadDimension, o.Dim, DefaultHashingDim)
+	}
+	return nil
+}
+
+// withDefaults returns a copy of o with every zero field that has a
+// non-zero default filled in. o may be nil.
+func (o *HashingOptions) withDefaults() HashingOptions {
+	var r HashingOptions
+	if o != nil {
+		r = *o
+	}
+	if r.Dim == 0 {
+		r.Dim = DefaultHashingDim
+	}
+	return r
+}
+
+// Hashing is a deterministic, dependency-free text embedder: signed feature
+// hashing of word unigrams and bigrams with sublinear term frequency,
+// optional smoothed IDF weights learnt by [Hashing.Fit], and L2
+// normalisation. It stands in for the "TF-IDF with 1-2-gram features"
+// first-stage retriever of the SmartVector benchmark without needing a
+// vocabulary pass over the corpus: without Fit every feature has IDF 1
+// (plain sublinear TF).
+//
+// # Tokens and features
+//
+// Unless NoLowercase is set, a text is first lowercased with
+// strings.ToLower. Tokens are then the maximal runs of Unicode letters and
+// digits (unicode.IsLetter, unicode.IsDigit), with combining marks
+// (unicode.Mark) kept inside a run so that scripts such as Devanagari and
+// decomposed accents stay whole. Everything else separates tokens, so
+// "it's" gives "it" and "s", "3.14" gives "3" and "14", and "e-mail" gives
+// "e" and "mail". Text is not Unicode-normalised: normalise it first if
+// "é" and "e\u0301" must match.
+//
+// The features of a text are its tokens (unigrams) and, unless NoBigrams is
+// set, each pair of adjacent tokens joined by one space ("new york").
+// Bigrams span punctuation: "York. Paris" yields the bigram "york paris".
+//
+// # Weights
+//
+// Each distinct feature f with count tf in the text gets weight
+//
+//	w(f) = (1 + ln tf) · idf(f)     (tf itself if NoSublinearTF)
+//
+// where idf(f) is 1 before Fit. Its 64-bit hash h(f) (FNV-1a over the seed's
+// eight little-endian bytes followed by the feature's UTF-8 bytes, then the
+// MurmurHash3 fmix64 finaliser) picks the coordinate h(f) mod Dim and the
+// sign + or − from the top bit of h(f); the vector is the signed sum of the
+// weights, normalised to unit L2 norm. Distinct features that share a
+// coordinate add up (or cancel), as in any hashing vectoriser.
+//
+// A text with no tokens — "", "!!! ...", whitespace — yields the zero
+// vector, as does, exceptionally, a text whose signed weights cancel exactly
+// in every coordinate (possible at tiny Dim). Zero vectors have no
+// direction: cosine similarity with them is undefined, and callers should
+// treat them as matching nothing.
+//
+// # Determinism
+//
+// The same options, the same Fit corpus and the same texts give bit-for-bit
+// identical vectors on every platform: features are accumulated in sorted
+// hash order, the logarithm is computed by a portable routine using only
+// correctly rounded IEEE-754 operations (not math.Log, which is assembly on
+// some architectures), and every product is explicitly rounded so that no
+// compiler may fuse it into a multiply-add. Tokenisation depends on the
+// Unicode tables of the Go release (unicode.Version); text in scripts that
+// a later Unicode version assigns may tokenise differently.
+//
+// # Concurrency
+//
+// A Hashing is safe for concurrent use. Fit replaces the IDF weights
+// atomically: an Embed call that runs concurrently with Fit uses either the
+// old or the new weights for all of its texts, never a mixture, but which
+// one is unspecified, so call Fit before embedding anything that must be
+// comparable.
+type Hashing struct {
+	opts HashingOptions
+	idf  atomic.Pointer[hashingIDF] // nil until a successful Fit
+}
+
+// hashingIDF is the immutable result of one Fit.
+type hashingIDF struct {
+	docs   int                // N, the number of documents fitted
+	byHash map[uint64]float64 // feature hash → idf, for features seen in Fit
+	unseen float64            // idf of a feature seen in no document
+}
+
+var _ Embedder = (*Hashing)(nil)
+
+// NewHashing returns a hashing embedder configured by opts; nil opts means
+// all defaults (see [HashingOptions]). It returns an error wrapping
+// [ErrBadDimension] if opts.Dim is negative. The embedder copies opts, so
+// later changes to *opts do not affect it.
+func NewHashing(opts *HashingOptions) (*Hashing, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Hashing{opts: opts.withDefaults()}, nil
+}
+
+// Dim is the length of every vector Embed returns.
+func (h *Hashing) Dim() int { return h.opts.Dim }
+
+// Options returns the options in effect, with defaults filled in; record
+// them beside any published number.
+func (h *Hashing) Options() HashingOptions { return h.opts }
+
+// Fitted reports the number of documents of the last successful Fit, or 0
+// if Fit has not succeeded.
+func (h *Hashing) Fitted() int {
+	if t := h.idf.Load(); t != nil {
+		return t.docs
+	}
+	return 0
+}
+
+// Fit learns IDF weights from corpus, one document per element, replacing
+// those of any earlier Fit. With N documents, a feature that occurs in df of
+// them gets the smoothed inverse document frequency
+//
+//	idf = ln((1 + N) / (1 + df)) + 1
+//
+// which is scikit-learn's TfidfTransformer formula with smooth_idf=True
+// (https://scikit-learn.org/stable/modules/feature_extraction.html#tfidf-term-weighting):
+// one extra document containing every feature, so that no idf is infinite
+// and a feature in every document keeps weight 1. A feature that Embed meets
+// but Fit did not (df = 0) gets ln(1 + N) + 1, the largest weight.
+//
+// IDF weights are keyed by the 64-bit feature hash, not by output
+// coordinate, so features that share a coordinate keep their own weights.
+// Features are counted with the same tokenisation and options as Embed.
+//
+// Fit returns [ErrEmptyVocabulary] if corpus is empty or has no tokens at
+// all; the embedder is then left as it was.
+func (h *Hashing) Fit(corpus []string) error {
+	df := make(map[uint64]int)
+	var scratch []uint64
+	for _, doc := range corpus {
+		scratch = h.appendFeatureHashes(scratch[:0], doc)
+		slices.Sort(scratch)
+		for i, fh := range scratch {
+			if i == 0 || fh != scratch[i-1] {
+				df[fh]++
+			}
+		}
+	}
+	if len(df) == 0 {
+		return fmt.Errorf("%w: Hashing.Fit on %d documents with no tokens", ErrEmptyVocabulary, len(corpus))
+	}
+	n := float64(len(corpus))
+	t := &hashingIDF{
+		docs:   len(corpus),
+		byHash: make(map[uint64]float64, len(df)),
+		unseen: portableLog(1+n) + 1,
+	}
+	// Each idf depends only on its own df, so map order does not matter.
+	for fh, d := range df {
+		t.byHash[fh] = portableLog((1+n)/(1+float64(d))) + 1
+	}
+	h.idf.Store(t)
+	return nil
+}
+
+// Embed returns one unit-length (or zero, see [Hashing]) vector of length
+// Dim per text, in order. It checks ctx every few hundred texts and returns
+// ctx.Err() if ctx is done; a ctx already done when Embed is called always
+// yields its error. Embed never fails otherwise.
+func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	dim := h.opts.Dim
+	idf := h.idf.Load() // one table for the whole call
+	out := make([][]float32, len(texts))
+	backing := make([]float32, len(texts)*dim)
+	acc := make([]float64, dim)
+	var (
+		feats   []uint64
+		touched []int
+	)
+	for i, text := range texts {
+		if i%hashingCtxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		v := backing[i*dim : (i+1)*dim : (i+1)*dim]
+		feats = h.appendFeatureHashes(feats[:0], text)
+		touched = h.vectorize(v, acc, touched[:0], feats, idf)
+		out[i] = v
+	}
+	return out, nil
+}
+
+// vectorize writes into v (zeroed, length Dim) the normalised vector of the
+// features whose hashes are feats, one entry per occurrence, in any order;
+// it sorts feats. acc is float64 scratch of length Dim, all zero on entry and
+// on return; touched is scratch for the coordinates written, returned for
+// reuse. idf may be nil (no Fit).
+func (h *Hashing) vectorize(v []float32, acc []float64, touched []int, feats []uint64, idf *hashingIDF) []int {
+	if len(feats) == 0 {
+		return touched
+	}
+	// Sorting fixes the order of accumulation (floating-point addition is
+	// not associative) and groups equal features for counting.
+	slices.Sort(feats)
+	dim := uint64(len(acc))
+	for i := 0; i < len(feats); {
+		fh := feats[i]
+		j := i + 1
+		for j < len(feats) && feats[j] == fh {
+			j++
+		}
+		tf := float64(j - i)
+		i = j
+
+		w := tf
+		if !h.opts.NoSublinearTF {
+			w = 1 + portableLog(tf)
+		}
+		if idf != nil {
+			f, ok := idf.byHash[fh]
+			if !ok {
+				f = idf.unseen
+			}
+			w = float64(w * f)
+		}
+		if fh>>63 != 0 {
+			w = -w
+		}
+		k := int(fh % dim)
+		if acc[k] == 0 {
+			// May repeat a coordinate whose sum cancelled back to zero;
+			// duplicates are removed below.
+			touched = append(touched, k)
+		}
+		acc[k] += w
+	}
+	slices.Sort(touched)
+	touched = slices.Compact(touched)
+	var ss float64
+	for _, k := range touched {
+		ss += float64(acc[k] * acc[k])
+	}
+	if ss > 0 {
+		norm := math.Sqrt(ss) // correctly rounded on every platform
+		for _, k := range touched {
+			v[k] = float32(acc[k] / norm)
+		}
+	}
+	for _, k := range touched {
+		acc[k] = 0
+	}
+	return touched
+}
+
+// appendFeatureHashes appends to dst the hash of every feature occurrence of
+// text (unigrams, then bigrams unless disabled) and returns the result.
+func (h *Hashing) appendFeatureHashes(dst []uint64, text string) []uint64 {
+	if !h.opts.NoLowercase {
+		text = strings.ToLower(text)
+	}
+	seeded := fnvSeed(h.opts.Seed)
+	prev := ""
+	for tok := range hashTokens(text) {
+		dst = append(dst, fmix64(fnvString(seeded, tok)))
+		if !h.opts.NoBigrams && prev != "" {
+			b := fnvString(seeded, prev)
+			b = fnvByte(b, ' ')
+			dst = append(dst, fmix64(fnvString(b, tok)))
+		}
+		prev = tok
+	}
+	return dst
+}
+
+// hashTokens yields the tokens of text: maximal runs of Unicode letters and
+// digits, with combining marks continuing (but never starting) a run. The
+// tokens are substrings of text; no case folding is done here.
+func hashTokens(text string) func(yield func(string) bool) {
+	return func(yield func(string) bool) {
+		start := -1 // byte offset of the current token, or -1
+		for i, r := range text {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
+				if start < 0 {
+					start = i
+				}
+			case start >= 0 && unicode.Is(unicode.Mark, r):
+				// continue the token
+			default:
+				if start >= 0 {
+					if !yield(text[start:i]) {
+						return
+					}
+					start = -1
+				}
+			}
+		}
+		if start >= 0 {
+			yield(text[start:])
+		}
+	}
+}
+
+// FNV-1a, 64-bit (http://www.isthe.com/chongo/tech/comp/fnv/), written out
+// so that hashing a feature allocates nothing; it agrees with hash/fnv's
+// New64a.
+const (
+	fnvOffset64 = 14695981039346656037
+	fnvPrime64  = 1099511628211
+)
+
+// fnvByte folds one byte into the FNV-1a state h.
+func fnvByte(h uint64, b byte) uint64 { return (h ^ uint64(b)) * fnvPrime64 }
+
+// fnvString folds the bytes of s into the FNV-1a state h.
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = fnvByte(h, s[i])
+	}
+	return h
+}
+
+// fnvSeed is the FNV-1a state after the eight little-endian bytes of seed.
+func fnvSeed(seed uint64) uint64 {
+	h := uint64(fnvOffset64)
+	for i := 0; i < 8; i++ {
+		h = fnvByte(h, byte(seed>>(8*i)))
+	}
+	return h
+}
+
+// fmix64 is the MurmurHash3 64-bit finaliser, a bijection that spreads every
+// input bit over every output bit. FNV-1a alone mixes its low bits poorly,
+// and h mod Dim for a power-of-two Dim uses only those.
+func fmix64(h uint64) uint64 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+// portableLog returns the natural logarithm of x for finite x > 0 (it is
+// only called with x ≥ 1), using only correctly rounded IEEE-754 operations
+// with every product explicitly rounded, so that the result is bit-identical
+// on every platform. It is accurate to a few units in the last place.
+//
+// With x = m·2^e, m in [√2/2, √2) (math.Frexp is exact), and
+// s = (m−1)/(m+1), |s| < 0.172:
+//
+//	ln x = e·ln 2 + 2·atanh(s) = e·ln 2 + 2s·(1 + s²/3 + s⁴/5 + …)
+//
+// The series is cut after s²⁴/25, where the next term is below 2⁻⁵⁸
+// relative; ln 2 is split into a high part exact in 32 bits and a low part
+// (fdlibm's ln2_hi, ln2_lo) so that e·ln2_hi is exact.
+func portableLog(x float64) float64 {
+	const (
+		ln2Hi = 6.93147180369123816490e-01 // 0x3fe62e42fee00000
+		ln2Lo = 1.90821492927058770002e-10 // 0x3dea39ef35793c76
+	)
+	m, e := math.Frexp(x)
+	if m < math.Sqrt2/2 {
+		m *= 2
+		e--
+	}
+	f := m - 1 // exact (Sterbenz)
+	s := f / (2 + f)
+	s2 := float64(s * s)
+	// Horner over 1/(2k+1), k = 12 … 0.
+	p := float64(1.0 / 25)
+	for _, c := range [...]float64{1.0 / 23, 1.0 / 21, 1.0 / 19, 1.0 / 17, 1.0 / 15, 1.0 / 13,
+		1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1} {
+		p = float64(p*s2) + c
+	}
+	lnm := float64(float64(2*s) * p)
+	k := float64(e)
+	return float64(k*ln2Hi) + (float64(k*ln2Lo) + lnm)
+}

@@ -1,0 +1,218 @@
+package temporal
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+)
+
+func randCandidates(r *rand.Rand, n int) []Candidate {
+	cs := make([]Candidate, n)
+	for i := range cs {
+		c := Candidate{
+			ID: uint64(r.IntN(n * 4)), Sim: r.Float64()*2 - 1, Kind: Kind(r.IntN(3)), Status: Status(r.IntN(5)),
+			CreatedAt: -r.Float64() * 800, Valid: Always, Recorded: Always,
+			HalfLife: []float64{1, 7, 30, 90, 365}[r.IntN(5)], Floor: []float64{0, 0, 0.1, 0.7}[r.IntN(4)],
+			Lambda: r.Float64(), BaseConfidence: r.Float64(), Access: float64(r.IntN(50)),
+			Positive: float64(r.IntN(5)), Negative: float64(r.IntN(3)), Degree: float64(r.IntN(30)),
+		}
+		c.ConfidenceFrom = c.CreatedAt
+		if r.IntN(3) == 0 {
+			c.Valid = Window{From: c.CreatedAt, To: c.CreatedAt + r.Float64()*900}
+		}
+		if r.IntN(4) == 0 {
+			c.Recorded = Window{From: c.CreatedAt + r.Float64()*5, To: c.CreatedAt + r.Float64()*1000}
+		}
+		if r.IntN(10) == 0 {
+			c.Sim = cs[r.IntN(i+1)].Sim // ties
+		}
+		cs[i] = c
+	}
+	return cs
+}
+
+// Property: a masked candidate is never ranked, every candidate is either
+// ranked or removed exactly once, and the ranking is sorted (score
+// descending, then id).
+func TestScorePoolProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for iter := 0; iter < 300; iter++ {
+		cands := randCandidates(r, 1+r.IntN(60))
+		q := At(0)
+		if r.IntN(2) == 0 {
+			q.HasRange, q.Range = true, Window{From: -400, To: -10}
+		}
+		if r.IntN(3) == 0 {
+			q.Kinds = KindsOf(Static, Versioned)
+		}
+		if r.IntN(3) == 0 {
+			q.Statuses = StatusesOf(Active, Unconsolidated)
+		}
+		for _, m := range Methods() {
+			p := Preset(m)
+			res, err := ScorePool(q, p, cands)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Ranked)+len(res.Removed) != len(cands) {
+				t.Fatalf("%v: %d ranked + %d removed != %d", m, len(res.Ranked), len(res.Removed), len(cands))
+			}
+			removed := map[int]Reason{}
+			ri := 0
+			for i := range cands {
+				if ri < len(res.Removed) && res.Removed[ri].ID == cands[i].ID && Mask(q, &p, &cands[i]) != ReasonNone {
+					removed[i] = res.Removed[ri].Reason
+					ri++
+				}
+			}
+			if ri != len(res.Removed) {
+				t.Fatalf("%v: removed list is not the masked candidates in input order", m)
+			}
+			for i, reason := range removed {
+				if want := Mask(q, &p, &cands[i]); want != reason {
+					t.Errorf("%v: candidate %d removed for %v, Mask says %v", m, i, reason, want)
+				}
+			}
+			if !sort.SliceIsSorted(res.Ranked, func(a, b int) bool { return Less(res.Ranked[a], res.Ranked[b]) }) {
+				t.Fatalf("%v: ranking not sorted", m)
+			}
+			for _, s := range res.Ranked {
+				if math.IsNaN(s.Score) || math.IsInf(s.Score, 0) {
+					t.Fatalf("%v: score %v", m, s.Score)
+				}
+				if p.MaskExpired && s.Signals.State == Expired {
+					t.Fatalf("%v: an expired candidate was ranked", m)
+				}
+			}
+		}
+	}
+}
+
+func TestMaskReasons(t *testing.T) {
+	base := Candidate{ID: 1, Sim: 0.5, Kind: Versioned, Status: Active, CreatedAt: -10, Valid: Always,
+		Recorded: Window{From: -10, To: Open}, HalfLife: 30}
+	p := Preset(MethodTidemark)
+	for _, c := range []struct {
+		name string
+		mod  func(*Candidate, *Query, *Params)
+		want Reason
+	}{
+		{"kept", func(*Candidate, *Query, *Params) {}, ReasonNone},
+		{"not yet recorded", func(c *Candidate, q *Query, _ *Params) { q.TxAt = -20 }, ReasonNotYetRecorded},
+		{"superseded", func(c *Candidate, _ *Query, _ *Params) { c.Recorded.To = -1 }, ReasonSuperseded},
+		{"superseded at the instant", func(c *Candidate, _ *Query, _ *Params) { c.Recorded.To = 0 }, ReasonSuperseded},
+		{"as of before the retirement", func(c *Candidate, q *Query, _ *Params) { c.Recorded.To = -1; q.TxAt = -2 }, ReasonNone},
+		{"kind filter", func(_ *Candidate, q *Query, _ *Params) { q.Kinds = KindsOf(Event) }, ReasonFilteredKind},
+		{"status filter", func(_ *Candidate, q *Query, _ *Params) { q.Statuses = StatusesOf(Archived) }, ReasonFilteredStatus},
+		{"not yet valid", func(c *Candidate, _ *Query, _ *Params) { c.Valid.From = 3 }, ReasonNotYetValid},
+		{"expired versioned", func(c *Candidate, _ *Query, _ *Params) { c.Valid.To = -1 }, ReasonExpiredVersioned},
+		{"expired event", func(c *Candidate, _ *Query, _ *Params) { c.Kind = Event; c.Valid.To = -1 }, ReasonExpiredEvent},
+		{"expired static", func(c *Candidate, _ *Query, _ *Params) { c.Kind = Static; c.Valid.To = -1 }, ReasonExpiredStatic},
+		{"as of inside the window", func(c *Candidate, q *Query, _ *Params) { c.Valid.To = -1; q.At = -5 }, ReasonNone},
+		{"out of range", func(_ *Candidate, q *Query, _ *Params) { q.HasRange, q.Range = true, Window{-5, 0} }, ReasonOutOfTimeRange},
+		{"relevance gate", func(_ *Candidate, _ *Query, p *Params) { p.MinSim = 0.6 }, ReasonBelowRelevanceGate},
+		{"stale versioned", func(_ *Candidate, _ *Query, p *Params) { p.StaleBelow = 0.9 }, ReasonStale},
+		{"stale static", func(c *Candidate, _ *Query, p *Params) { c.Kind = Static; p.StaleBelow = 0.9 }, ReasonStaleStatic},
+		{"plain ignores time", func(c *Candidate, _ *Query, p *Params) { *p = Preset(MethodPlain); c.Valid.To = -1; c.Recorded.To = -1 }, ReasonNone},
+	} {
+		cand, q, pp := base, At(0), p
+		c.mod(&cand, &q, &pp)
+		res, err := ScorePool(q, pp, []Candidate{cand})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := ReasonNone
+		if len(res.Removed) == 1 {
+			got = res.Removed[0].Reason
+		}
+		if got != c.want || len(res.Ranked)+len(res.Removed) != 1 {
+			t.Errorf("%s: reason %v, want %v (%d ranked)", c.name, got, c.want, len(res.Ranked))
+		}
+	}
+}
+
+// The four-signal sum, computed by hand for one candidate.
+func TestFourSignalScore(t *testing.T) {
+	c := Candidate{ID: 7, Sim: 0.8, Kind: Static, CreatedAt: -30, Valid: Always, Recorded: Always, HalfLife: 30,
+		BaseConfidence: 0.85, ConfidenceFrom: -30, Access: 4, Positive: 2, Negative: 1, Degree: 3}
+	res, err := ScorePool(At(0), Preset(MethodSmartVector), []Candidate{c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := math.Min(1, math.Min(1, math.Max(0.01, 0.425+0.06-0.08))+0.01*math.Log(5))
+	want := 0.35*0.8 + 0.25*0.5 + 0.25*conf + 0.15*0.1*math.Log(4)
+	approx(t, "four-signal score", res.Ranked[0].Score, want, 1e-12)
+	approx(t, "confidence signal", res.Ranked[0].Signals.Confidence, conf, 1e-12)
+
+	// SmartVector's temporal signal collapses to 0.05 outside the window.
+	c.Valid = Window{From: -Open, To: -1}
+	res, _ = ScorePool(At(0), Preset(MethodTemporal), []Candidate{c})
+	approx(t, "out-of-window temporal", res.Ranked[0].Signals.Temporal, 0.05, 0)
+	approx(t, "M2 score", res.Ranked[0].Score, 0.6*0.8+0.4*0.05, 1e-12)
+
+	// VDD: sim × exp(−λ(t)·age), with the candidate's drift λ.
+	c.Valid, c.Lambda = Always, 0.02
+	res, _ = ScorePool(At(0), Preset(MethodVDD), []Candidate{c})
+	approx(t, "vdd score", res.Ranked[0].Score, 0.8*math.Exp(-0.02*30), 1e-12)
+}
+
+func TestTiesBrokenByID(t *testing.T) {
+	cs := []Candidate{{ID: 9}, {ID: 3}, {ID: 5}}
+	for i := range cs {
+		cs[i].Sim, cs[i].Valid, cs[i].Recorded = 0.5, Always, Always
+	}
+	res, err := ScorePool(At(0), Preset(MethodPlain), cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ranked[0].ID != 3 || res.Ranked[1].ID != 5 || res.Ranked[2].ID != 9 {
+		t.Errorf("tie order %v, want ids 3, 5, 9", res.Ranked)
+	}
+	if got := res.TopK(2); len(got) != 2 || got[1].ID != 5 {
+		t.Errorf("TopK(2) = %v", got)
+	}
+}
+
+func TestScorePoolRejectsBadInput(t *testing.T) {
+	good := Candidate{ID: 1, Sim: 0.5, Valid: Always, Recorded: Always}
+	for name, mod := range map[string]func(*Candidate, *Params){
+		"NaN sim":           func(c *Candidate, _ *Params) { c.Sim = math.NaN() },
+		"Inf sim":           func(c *Candidate, _ *Params) { c.Sim = math.Inf(1) },
+		"NaN created":       func(c *Candidate, _ *Params) { c.CreatedAt = math.NaN() },
+		"NaN window":        func(c *Candidate, _ *Params) { c.Valid.To = math.NaN() },
+		"negative access":   func(c *Candidate, _ *Params) { c.Access = -1 },
+		"bad kind":          func(c *Candidate, _ *Params) { c.Kind = 7 },
+		"NaN weight":        func(_ *Candidate, p *Params) { p.Weights.Sim = math.NaN() },
+		"negative weight":   func(_ *Candidate, p *Params) { p.Weights.Time = -0.1 },
+		"Inf event boost":   func(_ *Candidate, p *Params) { p.EventBoost = math.Inf(1) },
+		"bad combine":       func(_ *Candidate, p *Params) { p.Combine = 9 },
+		"NaN confidence H":  func(_ *Candidate, p *Params) { p.Confidence.HalfLife = math.NaN() },
+		"negative halflife": func(c *Candidate, _ *Params) { c.HalfLife = -1 },
+	} {
+		c, p := good, Preset(MethodTidemark)
+		mod(&c, &p)
+		if _, err := ScorePool(At(0), p, []Candidate{c}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", name, err)
+		}
+	}
+	if _, err := ScorePool(At(0), Preset(MethodTidemark), []Candidate{good}); err != nil {
+		t.Errorf("good candidate rejected: %v", err)
+	}
+}
+
+func TestParseMethod(t *testing.T) {
+	for _, name := range []string{"plain", "temporal", "confidence", "smartvector", "article", "vdd", "tidemark"} {
+		m, err := ParseMethod(name)
+		if err != nil || m.String() != name {
+			t.Errorf("ParseMethod(%q) = %v, %v", name, m, err)
+		}
+		if err := Preset(m).Validate(); err != nil {
+			t.Errorf("preset %s invalid: %v", name, err)
+		}
+	}
+	if _, err := ParseMethod("bm25"); err == nil {
+		t.Error("unknown method accepted")
+	}
+}
