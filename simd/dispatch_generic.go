@@ -1,0 +1,27 @@
+//go:build noasm || !amd64
+
+package simd
+
+// accelName is empty: this build has no accelerated kernels.
+const accelName = ""
+
+// detectAccel reports false: built with the noasm tag or for a platform
+// other than amd64, only the generic kernels exist.
+func detectAccel() bool { return false }
+
+// The accelerated entry points are the generic kernels here, so that the
+// dispatch in simd.go compiles unchanged; useAccel is never true in this
+// build.
+
+func dotAccel(a, b []float32) float32 { return dotGeneric(a, b) }
+
+func dotBatchAccel(rows []float32, dim int, q, out []float32) {
+	dotBatchGeneric(rows, dim, q, out)
+}
+
+func axpyAccel(alpha float32, x, y []float32) { axpyGeneric(alpha, x, y) }
+
+func scaleAccel(alpha float32, x []float32) { scaleGeneric(alpha, x) }
+
+// cpuFeatures reports no features: none is used in this build.
+func cpuFeatures() Features { return Features{} }
