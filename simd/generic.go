@@ -48,32 +48,49 @@ func dotGeneric(a, b []float32) float32 {
 // It walks four rows at a time, one accumulator per row, so each element of
 // q is loaded once per four rows and four add chains are in flight. (With
 // Go 1.26 on amd64 this measured faster than one dotGeneric per row, than
-// two accumulators per row, and than eight rows at a time.)
+// two accumulators per row, and than eight rows at a time.) The columns are
+// summed in blocks of dotBlock with fresh accumulators that are then added
+// to the row's total: a single float32 chain over all dim products drifts by
+// up to dim·ε when the products share a sign (2·10⁻⁵ relative at d = 768,
+// seen against the float64 reference), two levels by (dotBlock + dim/dotBlock)·ε.
 func dotBatchGeneric(rows []float32, dim int, q, out []float32) {
 	q = q[:dim]
 	n := len(out)
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		// Reslicing to len(q) lets the compiler drop the bounds checks
-		// in the inner loop.
-		r0 := rows[i*dim : (i+1)*dim][:len(q)]
-		r1 := rows[(i+1)*dim : (i+2)*dim][:len(q)]
-		r2 := rows[(i+2)*dim : (i+3)*dim][:len(q)]
-		r3 := rows[(i+3)*dim : (i+4)*dim][:len(q)]
-		var s0, s1, s2, s3 float32
-		for j, qj := range q {
-			s0 += r0[j] * qj
-			s1 += r1[j] * qj
-			s2 += r2[j] * qj
-			s3 += r3[j] * qj
+		r0 := rows[i*dim : (i+1)*dim]
+		r1 := rows[(i+1)*dim : (i+2)*dim]
+		r2 := rows[(i+2)*dim : (i+3)*dim]
+		r3 := rows[(i+3)*dim : (i+4)*dim]
+		var t0, t1, t2, t3 float32
+		for lo := 0; lo < dim; lo += dotBlock {
+			qb := q[lo:min(lo+dotBlock, dim)]
+			// Reslicing to len(qb) lets the compiler drop the bounds
+			// checks in the inner loop.
+			a0 := r0[lo:][:len(qb)]
+			a1 := r1[lo:][:len(qb)]
+			a2 := r2[lo:][:len(qb)]
+			a3 := r3[lo:][:len(qb)]
+			var s0, s1, s2, s3 float32
+			for j, qj := range qb {
+				s0 += a0[j] * qj
+				s1 += a1[j] * qj
+				s2 += a2[j] * qj
+				s3 += a3[j] * qj
+			}
+			t0, t1, t2, t3 = t0+s0, t1+s1, t2+s2, t3+s3
 		}
 		o := out[i : i+4 : i+4]
-		o[0], o[1], o[2], o[3] = s0, s1, s2, s3
+		o[0], o[1], o[2], o[3] = t0, t1, t2, t3
 	}
 	for ; i < n; i++ {
 		out[i] = dotGeneric(rows[i*dim:(i+1)*dim], q)
 	}
 }
+
+// dotBlock is the number of columns dotBatchGeneric sums before folding
+// the partial sums into each row's total.
+const dotBlock = 64
 
 // axpyGeneric adds alpha*x to y[:len(x)]:
 //

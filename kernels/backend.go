@@ -1,0 +1,67 @@
+package kernels
+
+import (
+	"context"
+	"sync"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Stats counts what one call did.
+type Stats struct {
+	// Scored is the number of candidates that passed the masks.
+	Scored int
+	// Removed counts the masked candidates by reason code.
+	Removed [temporal.NumReasons]int
+}
+
+// RemovedTotal is the number of masked candidates.
+func (s *Stats) RemovedTotal() int {
+	n := 0
+	for _, c := range s.Removed {
+		n += c
+	}
+	return n
+}
+
+func (s *Stats) add(o *Stats) {
+	s.Scored += o.Scored
+	for i, c := range o.Removed {
+		s.Removed[i] += c
+	}
+}
+
+// Backend is one implementation of the fused stage. Every method validates
+// its inputs (dimension, finite values, parameters) and returns an error
+// wrapping one of this package's sentinel errors; ctx is checked between
+// chunks of work.
+type Backend interface {
+	// Name says which implementation runs, e.g. "cpu/avx2+fma (vek)".
+	Name() string
+	// Score writes the score of every candidate to out and the reason it
+	// was removed to reasons (ReasonNone for a scored candidate, whose
+	// score is then finite; a removed candidate's score is NaN). Both
+	// slices must have b.Len() entries.
+	Score(ctx context.Context, b *Batch, q *Query, p *temporal.Params, out []float64, reasons []temporal.Reason) (Stats, error)
+	// TopK appends the k best candidates to dst, best first (score
+	// descending, ties by ascending id); a removed candidate never appears.
+	TopK(ctx context.Context, b *Batch, q *Query, p *temporal.Params, k int, dst []Hit) ([]Hit, Stats, error)
+	// ScoreMany is TopK for many queries at once, reading each block of
+	// vectors once per group of queries. dst is reused when it has room.
+	ScoreMany(ctx context.Context, b *Batch, qs []Query, p *temporal.Params, k int, dst [][]Hit) ([][]Hit, error)
+}
+
+var (
+	defaultOnce sync.Once
+	defaultCPU  *CPU
+)
+
+// Backends returns every backend available on this machine, fastest first.
+// The CPU backend is always present.
+func Backends() []Backend { return []Backend{DefaultCPU()} }
+
+// DefaultCPU returns a process-wide CPU backend using every core.
+func DefaultCPU() *CPU {
+	defaultOnce.Do(func() { defaultCPU = NewCPU(nil) })
+	return defaultCPU
+}

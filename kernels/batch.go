@@ -1,0 +1,167 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Batch is the column (struct-of-arrays) layout of N candidates.
+//
+// Vectors holds N rows of Dim float32s, each of unit L2 norm. Every other
+// field is a column of length N. Times are days since the caller's epoch;
+// open bounds are ±Inf.
+type Batch struct {
+	Dim     int
+	Vectors []float32
+
+	ID     []uint64
+	Kind   []temporal.Kind
+	Status []temporal.Status
+	// Created is when the memory was authored; ages are measured from it.
+	Created []float32
+	// ValidFrom/ValidTo is the valid-time window, RecordedAt/RetiredAt the
+	// transaction-time window.
+	ValidFrom, ValidTo, RecordedAt, RetiredAt []float32
+	// Lambda is the decay rate ln 2 / half-life per day; Floor the decay
+	// floor.
+	Lambda, Floor []float32
+	// Group is the drift group whose λ(t) replaces Lambda under adaptive
+	// decay (an index into Query.GroupLambda).
+	Group []uint32
+	// BaseConf is C0, ConfFrom when the confidence clock starts.
+	BaseConf, ConfFrom []float32
+	// Access, Positive, Negative are the feedback counters; Degree the
+	// number of typed links.
+	Access, Positive, Negative, Degree []float32
+}
+
+// NewBatch returns an empty batch of dimension dim with room for capacity
+// candidates.
+func NewBatch(dim, capacity int) (*Batch, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("%w: batch dimension %d", ErrInvalid, dim)
+	}
+	b := &Batch{Dim: dim}
+	b.Vectors = make([]float32, 0, dim*capacity)
+	b.ID = make([]uint64, 0, capacity)
+	b.Kind = make([]temporal.Kind, 0, capacity)
+	b.Status = make([]temporal.Status, 0, capacity)
+	b.Group = make([]uint32, 0, capacity)
+	for _, c := range b.floatColumns() {
+		*c = make([]float32, 0, capacity)
+	}
+	return b, nil
+}
+
+func (b *Batch) floatColumns() []*[]float32 {
+	return []*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt,
+		&b.Lambda, &b.Floor, &b.BaseConf, &b.ConfFrom, &b.Access, &b.Positive, &b.Negative, &b.Degree}
+}
+
+// Len returns the number of candidates.
+func (b *Batch) Len() int { return len(b.ID) }
+
+// Reset empties the batch, keeping its memory.
+func (b *Batch) Reset() {
+	b.Vectors = b.Vectors[:0]
+	b.ID, b.Kind, b.Status, b.Group = b.ID[:0], b.Kind[:0], b.Status[:0], b.Group[:0]
+	for _, c := range b.floatColumns() {
+		*c = (*c)[:0]
+	}
+}
+
+// Append validates one candidate, normalises a copy of its vector and adds
+// it. c.Sim is ignored; c.HalfLife becomes the Lambda column (ln 2 /
+// half-life; 0 for "never decays"); c.Lambda is ignored in favour of the
+// drift group's λ at query time. Nothing is added when an error is
+// returned.
+func (b *Batch) Append(vec []float32, c temporal.Candidate, group uint32) error {
+	if len(vec) != b.Dim {
+		return fmt.Errorf("%w: candidate %d has dimension %d, batch has %d", ErrDimension, c.ID, len(vec), b.Dim)
+	}
+	var ss float64
+	for i, x := range vec {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: candidate %d: vector[%d] = %v", ErrNotFinite, c.ID, i, x)
+		}
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return fmt.Errorf("%w: candidate %d", ErrZeroVector, c.ID)
+	}
+	c.Sim = 0
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	start := len(b.Vectors)
+	b.Vectors = append(b.Vectors, vec...)
+	simd.Normalize(b.Vectors[start:])
+	b.appendColumns(c, group)
+	return nil
+}
+
+// appendMeta adds one candidate's metadata without a vector (for a batch
+// whose similarities are computed elsewhere).
+func (b *Batch) appendMeta(c temporal.Candidate, group uint32) error {
+	c.Sim = 0
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	b.appendColumns(c, group)
+	return nil
+}
+
+func (b *Batch) appendColumns(c temporal.Candidate, group uint32) {
+	b.ID = append(b.ID, c.ID)
+	b.Kind = append(b.Kind, c.Kind)
+	b.Status = append(b.Status, c.Status)
+	b.Group = append(b.Group, group)
+	vals := []float64{c.CreatedAt, c.Valid.From, c.Valid.To, c.Recorded.From, c.Recorded.To,
+		temporal.Lambda(c.HalfLife), c.Floor, c.BaseConfidence, c.ConfidenceFrom,
+		c.Access, c.Positive, c.Negative, c.Degree}
+	for i, col := range b.floatColumns() {
+		*col = append(*col, float32(vals[i]))
+	}
+}
+
+// Validate checks that every column has Len() entries and the vectors
+// Len()·Dim.
+func (b *Batch) Validate() error {
+	n := len(b.ID)
+	if b.Dim <= 0 {
+		return fmt.Errorf("%w: batch dimension %d", ErrInvalid, b.Dim)
+	}
+	if len(b.Vectors) != n*b.Dim {
+		return fmt.Errorf("%w: %d vector values for %d candidates of dimension %d", ErrInvalid, len(b.Vectors), n, b.Dim)
+	}
+	if len(b.Kind) != n || len(b.Status) != n || len(b.Group) != n {
+		return fmt.Errorf("%w: kind/status/group columns have %d/%d/%d entries, want %d", ErrInvalid, len(b.Kind), len(b.Status), len(b.Group), n)
+	}
+	for i, c := range b.floatColumns() {
+		if len(*c) != n {
+			return fmt.Errorf("%w: float column %d has %d entries, want %d", ErrInvalid, i, len(*c), n)
+		}
+	}
+	return nil
+}
+
+// Candidate returns row i as a temporal.Candidate with the given similarity
+// and drift λ: the reference view of the row, exact in float64.
+func (b *Batch) Candidate(i int, sim float64, lambda float64) temporal.Candidate {
+	f := func(c []float32) float64 { return float64(c[i]) }
+	hl := 0.0
+	if b.Lambda[i] > 0 {
+		hl = math.Ln2 / f(b.Lambda)
+	}
+	return temporal.Candidate{
+		ID: b.ID[i], Sim: sim, Kind: b.Kind[i], Status: b.Status[i], CreatedAt: f(b.Created),
+		Valid:    temporal.Window{From: f(b.ValidFrom), To: f(b.ValidTo)},
+		Recorded: temporal.Window{From: f(b.RecordedAt), To: f(b.RetiredAt)},
+		HalfLife: hl, Floor: f(b.Floor), Lambda: lambda,
+		BaseConfidence: f(b.BaseConf), ConfidenceFrom: f(b.ConfFrom),
+		Access: f(b.Access), Positive: f(b.Positive), Negative: f(b.Negative), Degree: f(b.Degree),
+	}
+}

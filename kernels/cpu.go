@@ -1,0 +1,421 @@
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// CPUOptions configure a CPU backend. A nil *CPUOptions means the defaults.
+type CPUOptions struct {
+	// Workers is the number of goroutines a call is split across
+	// (default runtime.GOMAXPROCS(0)).
+	Workers int
+	// ChunkRows is the number of rows a worker scores between context
+	// checks; the dot products of a chunk are computed in one DotBatch
+	// (default 512).
+	ChunkRows int
+	// BlockRows is the number of rows ScoreMany keeps in cache while it
+	// runs every query over them (default 64).
+	BlockRows int
+}
+
+// CPU is the fused stage on the CPU: chunks of rows spread over a fixed set
+// of worker goroutines, dot products through package simd, the temporal
+// epilogue in float64. It is safe for concurrent use. Its workers live until
+// Close.
+type CPU struct {
+	workers, chunk, block int
+	tasks                 chan task
+	pool                  sync.Pool
+	closeOnce             sync.Once
+}
+
+// task is one worker's share of a call. j is a pointer held in an
+// interface, so sending a task allocates nothing.
+type task struct {
+	j      job
+	w      int
+	lo, hi int
+}
+
+type job interface {
+	run(w, lo, hi int)
+}
+
+// NewCPU returns a CPU backend and starts its workers.
+func NewCPU(opts *CPUOptions) *CPU {
+	var o CPUOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.ChunkRows <= 0 {
+		o.ChunkRows = 512
+	}
+	if o.BlockRows <= 0 {
+		o.BlockRows = 64
+	}
+	c := &CPU{workers: o.Workers, chunk: o.ChunkRows, block: o.BlockRows, tasks: make(chan task)}
+	for i := 0; i < c.workers; i++ {
+		go func() {
+			for t := range c.tasks {
+				t.j.run(t.w, t.lo, t.hi)
+			}
+		}()
+	}
+	return c
+}
+
+// Close stops the workers. A closed CPU must not be used.
+func (c *CPU) Close() { c.closeOnce.Do(func() { close(c.tasks) }) }
+
+// Name reports the backend and the SIMD path it uses.
+func (c *CPU) Name() string { return "cpu/" + simd.Path() }
+
+// scratch is the per-call working memory, reused through the pool.
+type scratch struct {
+	c   *CPU
+	ctx context.Context
+	b   *Batch
+	p   *temporal.Params
+	nq  int
+	qn  []float32 // normalised query vectors, query-major
+	epi []epilogue
+	// phase selects what run does; pool is true when scores need pool
+	// statistics, so that pass one stores similarities and reasons and pass
+	// two scores them.
+	phase int
+	pool  bool
+	sims  []float32         // pool mode: every row's similarity, query-major
+	rsn   []temporal.Reason // pool mode: every row's mask reason, query-major
+	one   [1]Query          // the query of a single-query call
+	out   []float64         // Score: every row's score
+	outR  []temporal.Reason // Score: every row's reason
+	ws    []workerState
+	wg    sync.WaitGroup
+}
+
+type workerState struct {
+	sims  []float32 // one chunk of similarities per query
+	heaps []topk
+	stats []Stats
+	// pool statistics per query over this worker's kept rows
+	minSim, maxSim, minAge, maxAge []float64
+	err                            error
+}
+
+const (
+	phaseFused = iota // dot + masks + score in one pass
+	phasePool1        // dot + masks, store similarity, gather pool statistics
+	phasePool2        // score the stored similarities
+)
+
+func (c *CPU) get(b *Batch, p *temporal.Params, nq int, pool bool) *scratch {
+	s, _ := c.pool.Get().(*scratch)
+	if s == nil {
+		s = &scratch{c: c, ws: make([]workerState, c.workers)}
+	}
+	s.b, s.p, s.nq, s.pool = b, p, nq, pool
+	s.qn = grow(s.qn, nq*b.Dim)
+	s.epi = grow(s.epi, nq)
+	if pool {
+		s.sims = grow(s.sims, nq*b.Len())
+		s.rsn = grow(s.rsn, nq*b.Len())
+	}
+	chunk := c.chunk
+	if nq > 1 {
+		chunk = c.block
+	}
+	for w := range s.ws {
+		ws := &s.ws[w]
+		ws.sims = grow(ws.sims, chunk)
+		ws.heaps = grow(ws.heaps, nq)
+		ws.stats = grow(ws.stats, nq)
+		ws.minSim, ws.maxSim = grow(ws.minSim, nq), grow(ws.maxSim, nq)
+		ws.minAge, ws.maxAge = grow(ws.minAge, nq), grow(ws.maxAge, nq)
+		for j := 0; j < nq; j++ {
+			ws.stats[j] = Stats{}
+			ws.minSim[j], ws.maxSim[j] = math.Inf(1), math.Inf(-1)
+			ws.minAge[j], ws.maxAge[j] = math.Inf(1), math.Inf(-1)
+		}
+		ws.err = nil
+	}
+	return s
+}
+
+func (c *CPU) put(s *scratch) {
+	s.ctx, s.b, s.p, s.out, s.outR = nil, nil, nil, nil, nil
+	s.one[0] = Query{}
+	clear(s.epi)
+	c.pool.Put(s)
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// parallel runs one phase over rows [0, n): one contiguous range per
+// worker, or inline on the calling goroutine when the input is small.
+func (c *CPU) parallel(s *scratch, phase, n int) error {
+	s.phase = phase
+	step := c.chunk
+	if s.nq > 1 {
+		step = c.block
+	}
+	if c.workers == 1 || n < 2*step {
+		s.work(0, 0, n)
+	} else {
+		per := (n + c.workers - 1) / c.workers
+		s.wg.Add(c.workers)
+		for w := 0; w < c.workers; w++ {
+			c.tasks <- task{j: s, w: w, lo: min(n, w*per), hi: min(n, (w+1)*per)}
+		}
+		s.wg.Wait()
+	}
+	for w := range s.ws {
+		if err := s.ws[w].err; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// run is a worker's share of a parallel phase.
+func (s *scratch) run(w, lo, hi int) {
+	s.work(w, lo, hi)
+	s.wg.Done()
+}
+
+// work processes rows [lo, hi) in chunks, checking the context between
+// chunks.
+func (s *scratch) work(w, lo, hi int) {
+	ws := &s.ws[w]
+	step := s.c.chunk
+	if s.nq > 1 {
+		step = s.c.block
+	}
+	for start := lo; start < hi; start += step {
+		if err := s.ctx.Err(); err != nil {
+			ws.err = err
+			return
+		}
+		end := min(hi, start+step)
+		for j := 0; j < s.nq; j++ {
+			switch s.phase {
+			case phasePool2:
+				s.scoreStored(ws, j, start, end)
+			default:
+				s.dotAndMask(ws, j, start, end)
+			}
+		}
+	}
+}
+
+// dotAndMask computes the similarities of rows [lo, hi) to query j — the
+// only pass over the vectors — then masks each row and, in the fused phase,
+// scores it; in pool phase one it stores the similarity and reason.
+func (s *scratch) dotAndMask(ws *workerState, j, lo, hi int) {
+	b, d := s.b, s.b.Dim
+	sims := ws.sims[:hi-lo]
+	simd.DotBatch(b.Vectors[lo*d:hi*d], d, s.qn[j*d:(j+1)*d], sims)
+	e := &s.epi[j]
+	st := &ws.stats[j]
+	for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
+		sim := float64(sims[r])
+		reason := e.premask(i)
+		if reason == temporal.ReasonNone {
+			reason = e.postmask(i, sim)
+		}
+		if reason != temporal.ReasonNone {
+			st.Removed[reason]++
+		} else {
+			st.Scored++
+		}
+		if s.phase == phasePool1 {
+			s.sims[j*b.Len()+i] = sims[r]
+			s.rsn[j*b.Len()+i] = reason
+			if reason == temporal.ReasonNone {
+				age := e.age(i)
+				ws.minSim[j], ws.maxSim[j] = math.Min(ws.minSim[j], sim), math.Max(ws.maxSim[j], sim)
+				ws.minAge[j], ws.maxAge[j] = math.Min(ws.minAge[j], age), math.Max(ws.maxAge[j], age)
+			}
+			continue
+		}
+		s.emit(ws, j, i, sim, reason)
+	}
+}
+
+// scoreStored is pool phase two over rows [lo, hi) of query j.
+func (s *scratch) scoreStored(ws *workerState, j, lo, hi int) {
+	n := s.b.Len()
+	for i := lo; i < hi; i++ {
+		s.emit(ws, j, i, float64(s.sims[j*n+i]), s.rsn[j*n+i])
+	}
+}
+
+// emit scores row i for query j (unless masked) and hands the score to
+// Score's output or to the worker's heap.
+func (s *scratch) emit(ws *workerState, j, i int, sim float64, reason temporal.Reason) {
+	if s.out != nil {
+		s.outR[i] = reason
+		if reason != temporal.ReasonNone {
+			s.out[i] = math.NaN()
+			return
+		}
+		s.out[i], _ = s.epi[j].signals(i, sim, false)
+		return
+	}
+	if reason != temporal.ReasonNone {
+		return
+	}
+	score, _ := s.epi[j].signals(i, sim, false)
+	ws.heaps[j].push(Hit{Index: i, ID: s.b.ID[i], Score: score})
+}
+
+// prepare validates the batch and the queries, and sets up the epilogues.
+// A single query (q non-nil) is copied into the scratch so that nothing
+// escapes to the heap.
+func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *temporal.Params, k int) (*scratch, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	if p == nil {
+		return nil, fmt.Errorf("%w: nil params", ErrInvalid)
+	}
+	if k < 0 {
+		return nil, fmt.Errorf("%w: k = %d", ErrInvalid, k)
+	}
+	nq := len(qs)
+	if q != nil {
+		nq = 1
+	}
+	pool := p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0
+	s := c.get(b, p, nq, pool)
+	s.ctx = ctx
+	if q != nil {
+		s.one[0] = *q
+		qs = s.one[:]
+	}
+	for j := range qs {
+		if err := checkQuery(b, &qs[j], p, s.qn[j*b.Dim:(j+1)*b.Dim]); err != nil {
+			c.put(s)
+			if len(qs) > 1 {
+				return nil, fmt.Errorf("query %d: %w", j, err)
+			}
+			return nil, err
+		}
+		s.epi[j] = newEpilogue(b, &qs[j], p)
+		for w := range s.ws {
+			s.ws[w].heaps[j].reset(k)
+		}
+	}
+	return s, nil
+}
+
+// execute runs the phases: one fused pass, or two when the scores need
+// pool statistics (which are merged across workers in between).
+func (c *CPU) execute(s *scratch) error {
+	n := s.b.Len()
+	if !s.pool {
+		return c.parallel(s, phaseFused, n)
+	}
+	if err := c.parallel(s, phasePool1, n); err != nil {
+		return err
+	}
+	for j := range s.epi {
+		e := &s.epi[j]
+		e.minSim, e.maxSim = math.Inf(1), math.Inf(-1)
+		e.minAge, e.maxAge = math.Inf(1), math.Inf(-1)
+		for w := range s.ws {
+			ws := &s.ws[w]
+			e.minSim, e.maxSim = math.Min(e.minSim, ws.minSim[j]), math.Max(e.maxSim, ws.maxSim[j])
+			e.minAge, e.maxAge = math.Min(e.minAge, ws.minAge[j]), math.Max(e.maxAge, ws.maxAge[j])
+		}
+	}
+	return c.parallel(s, phasePool2, n)
+}
+
+// Score implements Backend.
+func (c *CPU) Score(ctx context.Context, b *Batch, q *Query, p *temporal.Params, out []float64, reasons []temporal.Reason) (Stats, error) {
+	if len(out) != b.Len() || len(reasons) != b.Len() {
+		return Stats{}, fmt.Errorf("%w: output has %d scores and %d reasons for %d candidates", ErrInvalid, len(out), len(reasons), b.Len())
+	}
+	s, err := c.prepare(ctx, b, q, nil, p, 0)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer c.put(s)
+	s.out, s.outR = out, reasons
+	if err := c.execute(s); err != nil {
+		return Stats{}, err
+	}
+	return s.stats(0), nil
+}
+
+// TopK implements Backend.
+func (c *CPU) TopK(ctx context.Context, b *Batch, q *Query, p *temporal.Params, k int, dst []Hit) ([]Hit, Stats, error) {
+	s, err := c.prepare(ctx, b, q, nil, p, k)
+	if err != nil {
+		return dst, Stats{}, err
+	}
+	defer c.put(s)
+	if err := c.execute(s); err != nil {
+		return dst, Stats{}, err
+	}
+	return s.merge(0, k, dst), s.stats(0), nil
+}
+
+// ScoreMany implements Backend. The rows are split across workers; each
+// worker takes BlockRows rows at a time and runs every query over them while
+// they are in cache, so each block is read from memory once per call.
+func (c *CPU) ScoreMany(ctx context.Context, b *Batch, qs []Query, p *temporal.Params, k int, dst [][]Hit) ([][]Hit, error) {
+	if len(qs) == 0 {
+		return dst[:0], nil
+	}
+	s, err := c.prepare(ctx, b, nil, qs, p, k)
+	if err != nil {
+		return dst, err
+	}
+	defer c.put(s)
+	if err := c.execute(s); err != nil {
+		return dst, err
+	}
+	dst = grow(dst, len(qs))
+	for j := range qs {
+		dst[j] = s.merge(j, k, dst[j][:0])
+	}
+	return dst, nil
+}
+
+// merge combines the workers' heaps of query j into the final top k.
+func (s *scratch) merge(j, k int, dst []Hit) []Hit {
+	final := &s.ws[0].heaps[j]
+	for w := 1; w < len(s.ws); w++ {
+		for _, h := range s.ws[w].heaps[j].h {
+			final.push(h)
+		}
+		s.ws[w].heaps[j].reset(k)
+	}
+	return final.sorted(dst)
+}
+
+// stats sums query j's counts over the workers (only the pass over the
+// vectors counts).
+func (s *scratch) stats(j int) Stats {
+	var st Stats
+	for w := range s.ws {
+		st.add(&s.ws[w].stats[j])
+	}
+	return st
+}

@@ -1,0 +1,38 @@
+// Package kernels is tidemark's fused scoring stage, independent of the
+// hardware it runs on.
+//
+// For one query (or many) and a [Batch] of N candidates it computes, in one
+// pass over each candidate's vector, the cosine similarity and every
+// temporal signal of temporal.ScorePool — masks, decay with floors, validity
+// and the event gate, live confidence, the relational bonus, the semantic
+// penalty — and selects the top k. package temporal is the specification:
+// every [Backend] is tested against temporal.ScorePool on random inputs.
+//
+// # Layout
+//
+// A [Batch] is a struct of arrays: the vectors row-major and contiguous
+// (normalised at ingest, so the cosine is a dot product) plus one float32 or
+// integer column per metadata field the formulas read. Times are float32
+// days relative to an epoch the caller chooses; open bounds are ±Inf.
+//
+// # Backends
+//
+// [CPU] runs on every machine: it splits the batch into chunks across cores
+// and computes dot products through package simd (AVX2+FMA when the CPU has
+// it, generic Go otherwise or under the noasm build tag). A CUDA backend
+// implements the same [Backend] interface; the shared test body runs over
+// every backend present.
+//
+// # Rescoring
+//
+// [Rescore] is for candidates that came from another vector store: hand over
+// their vectors (or precomputed similarities) and metadata, get tidemark's
+// ranking with the per-signal explanation of each result and the reason code
+// of each removed candidate.
+//
+// # Concurrency
+//
+// A Batch is safe for concurrent reads; appending to it while a backend
+// reads it is a data race. A CPU backend is safe for concurrent use: each
+// call takes its scratch space from a pool.
+package kernels

@@ -1,0 +1,49 @@
+package kernels_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Candidates from another vector store, rescored by tidemark: the stale
+// policy that the other store ranked first is removed, the live event is
+// boosted, and each result comes with the signals behind its score.
+func ExampleRescore() {
+	now := 0.0 // days; the epoch is the query time
+	open := temporal.Window{From: -temporal.Open, To: temporal.Open}
+	req := kernels.RescoreRequest{
+		Time:   temporal.At(now),
+		Params: temporal.Preset(temporal.MethodTidemark),
+		Candidates: []kernels.RescoreCandidate{
+			{Sim: 0.91, HasSim: true, Meta: temporal.Candidate{ID: 101, Kind: temporal.Versioned,
+				CreatedAt: -540, Valid: temporal.Window{From: -540, To: -180}, Recorded: open, HalfLife: 90,
+				BaseConfidence: 0.90, ConfidenceFrom: -540}},
+			{Sim: 0.84, HasSim: true, Meta: temporal.Candidate{ID: 102, Kind: temporal.Versioned,
+				CreatedAt: -175, Valid: temporal.Window{From: -180, To: temporal.Open}, Recorded: open, HalfLife: 90,
+				BaseConfidence: 0.90, ConfidenceFrom: -175}},
+			{Sim: 0.62, HasSim: true, Meta: temporal.Candidate{ID: 103, Kind: temporal.Event,
+				CreatedAt: -0.25, Valid: temporal.Window{From: -0.25, To: 1.75}, Recorded: open, HalfLife: 1,
+				BaseConfidence: 0.85, ConfidenceFrom: -0.25}},
+		},
+	}
+	res, err := kernels.Rescore(context.Background(), &req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range res.Ranked {
+		s := r.Signals
+		fmt.Printf("%d score %.3f  sim %.2f temporal %.3f confidence %.3f state %v\n",
+			r.ID, r.Score, s.Sim, s.Temporal, s.Confidence, s.State)
+	}
+	for _, r := range res.Removed {
+		fmt.Printf("%d removed: %v\n", r.ID, r.Reason)
+	}
+	// Output:
+	// 103 score 0.681  sim 0.62 temporal 1.009 confidence 0.845 state TEMPORAL
+	// 102 score 0.363  sim 0.84 temporal 0.260 confidence 0.016 state VALID
+	// 101 removed: EXPIRED_VERSIONED_DOC
+}

@@ -1,0 +1,559 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Dimensions at every loop tail and the real embedding sizes.
+var testDims = func() []int {
+	d := make([]int, 0, 40)
+	for i := 1; i <= 33; i++ {
+		d = append(d, i)
+	}
+	return append(d, 67, 777, 384, 768, 1024, 1536)
+}()
+
+// f32 rounds to a float32-representable float64, so the reference sees
+// exactly the metadata the batch stores.
+func f32(x float64) float64 { return float64(float32(x)) }
+
+// randomMeta returns random metadata that exercises every mask and signal.
+func randomMeta(r *rand.Rand, id uint64) temporal.Candidate {
+	created := f32(-r.Float64() * 800)
+	c := temporal.Candidate{
+		ID: id, Kind: temporal.Kind(r.IntN(3)), Status: temporal.Status(r.IntN(5)), CreatedAt: created,
+		Valid: temporal.Always, Recorded: temporal.Always,
+		HalfLife: []float64{1, 7, 30, 60, 90, 365, 0}[r.IntN(7)], Floor: []float64{0, 0, 0.1, 0.7}[r.IntN(4)],
+		BaseConfidence: f32(r.Float64()), ConfidenceFrom: created,
+		Access: float64(r.IntN(50)), Positive: float64(r.IntN(5)), Negative: float64(r.IntN(3)), Degree: float64(r.IntN(30)),
+	}
+	if r.IntN(3) == 0 {
+		c.Valid = temporal.Window{From: f32(created - r.Float64()*10), To: f32(created + r.Float64()*900)}
+	}
+	if r.IntN(4) == 0 {
+		c.Recorded = temporal.Window{From: f32(created + r.Float64()*5), To: f32(created + r.Float64()*1000)}
+	}
+	return c
+}
+
+func randomVector(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for {
+		var ss float64
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+			ss += float64(v[i]) * float64(v[i])
+		}
+		if ss > 0 {
+			return v
+		}
+	}
+}
+
+// randomBatch builds a batch of n candidates; some are near-copies of the
+// query so that scores spread, and a few share a similarity (ties).
+func randomBatch(t testing.TB, r *rand.Rand, n, dim, groups int, q []float32) *Batch {
+	b, err := NewBatch(dim, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := r.Perm(4 * n)
+	for i := 0; i < n; i++ {
+		v := randomVector(r, dim)
+		if r.IntN(4) == 0 {
+			for j := range v {
+				v[j] = q[j] + 0.3*v[j]
+			}
+		}
+		if err := b.Append(v, randomMeta(r, uint64(ids[i])), uint32(r.IntN(groups))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+// reference scores the batch with temporal.ScorePool, the similarities
+// computed in float64 from the stored float32 vectors.
+func reference(t testing.TB, b *Batch, q *Query, p *temporal.Params) (temporal.Result, map[uint64]float64) {
+	qn := make([]float32, b.Dim)
+	if err := normalized(q.Vector, qn, "query"); err != nil {
+		t.Fatal(err)
+	}
+	cands := make([]temporal.Candidate, b.Len())
+	for i := range cands {
+		var dot float64
+		row := b.Vectors[i*b.Dim : (i+1)*b.Dim]
+		for j, x := range row {
+			dot += float64(x) * float64(qn[j])
+		}
+		lambda := 0.0
+		if p.AdaptiveDecay {
+			lambda = q.GroupLambda[b.Group[i]]
+		}
+		cands[i] = b.Candidate(i, dot, lambda)
+	}
+	res, err := temporal.ScorePool(q.Time, *p, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scores := map[uint64]float64{}
+	for _, s := range res.Ranked {
+		scores[s.ID] = s.Score
+	}
+	return res, scores
+}
+
+// simErr bounds the absolute error of a float32 cosine against the float64
+// reference (2.5× the worst measured, 4e-8).
+const simErr = 1e-7
+
+// scoreTol is the documented bound for one score. Min–max normalisation of
+// the similarities (the article's vector_score) divides their error by the
+// pool's spread, so a pool whose similarities span 0.004 turns a 4e-8
+// cosine error into 1e-5: that term is added for NormalizeSim.
+func scoreTol(want float64, p *temporal.Params, ref temporal.Result) float64 {
+	tol := 1e-5 * math.Max(math.Abs(want), 0.05)
+	if p.NormalizeSim && len(ref.Ranked) > 1 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, s := range ref.Ranked {
+			lo, hi = math.Min(lo, s.Signals.Sim), math.Max(hi, s.Signals.Sim)
+		}
+		if hi > lo {
+			tol += p.Weights.Sim * 2 * simErr / (hi - lo)
+		}
+	}
+	return tol
+}
+
+func testQuery(r *rand.Rand, dim, groups int) Query {
+	q := Query{Vector: randomVector(r, dim), Time: temporal.At(0)}
+	switch r.IntN(4) {
+	case 1:
+		q.Time.At = -200 // as of a past valid time
+	case 2:
+		q.Time.TxAt = -300 // as of a past transaction time
+	case 3:
+		q.Time.HasRange, q.Time.Range = true, temporal.Window{From: -500, To: -50}
+	}
+	if r.IntN(5) == 0 {
+		q.Time.Kinds = temporal.KindsOf(temporal.Static, temporal.Event)
+	}
+	if r.IntN(5) == 0 {
+		q.Time.Statuses = temporal.StatusesOf(temporal.Active, temporal.Unconsolidated, temporal.Dormant)
+	}
+	q.GroupLambda = make([]float64, groups)
+	for g := range q.GroupLambda {
+		q.GroupLambda[g] = r.Float64() * 0.05
+	}
+	return q
+}
+
+// forEachBackend is the one test body every backend runs.
+func forEachBackend(t *testing.T, f func(t *testing.T, be Backend)) {
+	for _, be := range Backends() {
+		t.Run(be.Name(), func(t *testing.T) { f(t, be) })
+	}
+	// A CPU backend with tiny chunks exercises the parallel split and the
+	// chunk boundaries even on small inputs.
+	small := NewCPU(&CPUOptions{Workers: 3, ChunkRows: 7, BlockRows: 5})
+	defer small.Close()
+	t.Run("cpu-small-chunks", func(t *testing.T) { f(t, small) })
+}
+
+func TestScoreMatchesReference(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(11, uint64(len(be.Name()))))
+		for _, dim := range testDims {
+			n := 40
+			if dim <= 33 {
+				n = 25 + dim
+			}
+			q := testQuery(r, dim, 3)
+			b := randomBatch(t, r, n, dim, 3, q.Vector)
+			for _, m := range temporal.Methods() {
+				p := temporal.Preset(m)
+				if r.IntN(3) == 0 {
+					p.MinSim, p.StaleBelow = 0.05, 0.02
+				}
+				ref, want := reference(t, b, &q, &p)
+				refReason := map[uint64]temporal.Reason{}
+				for _, rm := range ref.Removed {
+					refReason[rm.ID] = rm.Reason
+				}
+				out := make([]float64, n)
+				reasons := make([]temporal.Reason, n)
+				st, err := be.Score(context.Background(), b, &q, &p, out, reasons)
+				if err != nil {
+					t.Fatalf("dim %d %v: %v", dim, m, err)
+				}
+				if st.Scored != len(ref.Ranked) || st.RemovedTotal() != len(ref.Removed) {
+					t.Errorf("dim %d %v: stats %d scored %d removed, reference %d/%d", dim, m, st.Scored, st.RemovedTotal(), len(ref.Ranked), len(ref.Removed))
+				}
+				for i := 0; i < n; i++ {
+					id := b.ID[i]
+					if reasons[i] != refReason[id] {
+						t.Errorf("dim %d %v: candidate %d reason %v, reference %v", dim, m, id, reasons[i], refReason[id])
+						continue
+					}
+					if reasons[i] != temporal.ReasonNone {
+						if !math.IsNaN(out[i]) {
+							t.Errorf("dim %d %v: removed candidate %d scored %v", dim, m, id, out[i])
+						}
+						continue
+					}
+					if math.Abs(out[i]-want[id]) > scoreTol(want[id], &p, ref) {
+						t.Errorf("dim %d %v: candidate %d score %.9f, reference %.9f", dim, m, id, out[i], want[id])
+					}
+				}
+			}
+		}
+	})
+}
+
+// checkTopK verifies hits against the reference: every hit was kept, has
+// the reference's score, and no kept candidate scoring clearly better was
+// left out.
+func checkTopK(t *testing.T, what string, hits []Hit, k int, p *temporal.Params, ref temporal.Result, want map[uint64]float64) {
+	t.Helper()
+	wantN := min(k, len(ref.Ranked))
+	if len(hits) != wantN {
+		t.Fatalf("%s: %d hits, want %d", what, len(hits), wantN)
+	}
+	seen := map[uint64]bool{}
+	for i, h := range hits {
+		w, kept := want[h.ID]
+		if !kept {
+			t.Fatalf("%s: hit %d (id %d) was masked or unknown", what, i, h.ID)
+		}
+		if seen[h.ID] {
+			t.Fatalf("%s: id %d twice", what, h.ID)
+		}
+		seen[h.ID] = true
+		if math.Abs(h.Score-w) > scoreTol(w, p, ref) {
+			t.Errorf("%s: id %d score %.9f, reference %.9f", what, h.ID, h.Score, w)
+		}
+		if i > 0 && better(h.Score, h.ID, hits[i-1].Score, hits[i-1].ID) {
+			t.Errorf("%s: hits out of order at %d", what, i)
+		}
+	}
+	if wantN > 0 {
+		worst := hits[wantN-1].Score
+		for _, s := range ref.Ranked {
+			if !seen[s.ID] && s.Score > worst+scoreTol(worst, p, ref) {
+				t.Errorf("%s: missed id %d with score %.9f > %.9f", what, s.ID, s.Score, worst)
+			}
+		}
+	}
+}
+
+func TestTopKMatchesReference(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(12, 1))
+		for _, dim := range []int{1, 3, 8, 17, 33, 67, 384, 768} {
+			for _, n := range []int{0, 1, 5, 100, 1500} {
+				q := testQuery(r, dim, 2)
+				b := randomBatch(t, r, n, dim, 2, q.Vector)
+				for _, m := range temporal.Methods() {
+					p := temporal.Preset(m)
+					ref, want := reference(t, b, &q, &p)
+					for _, k := range []int{0, 1, 10, n + 5} {
+						hits, st, err := be.TopK(context.Background(), b, &q, &p, k, nil)
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkTopK(t, be.Name()+" "+m.String(), hits, k, &p, ref, want)
+						if st.Scored != len(ref.Ranked) {
+							t.Errorf("scored %d, reference %d", st.Scored, len(ref.Ranked))
+						}
+					}
+				}
+			}
+		}
+	})
+}
+
+// Property: TopK is the first k of a full sort of Score's output.
+func TestTopKEqualsFullSort(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(13, 1))
+		q := testQuery(r, 48, 1)
+		b := randomBatch(t, r, 3000, 48, 1, q.Vector)
+		// Force ties: copy some vectors and metadata onto others.
+		for i := 0; i < 200; i++ {
+			src, dst := r.IntN(b.Len()), r.IntN(b.Len())
+			copy(b.Vectors[dst*48:(dst+1)*48], b.Vectors[src*48:(src+1)*48])
+			for _, c := range b.floatColumns() {
+				(*c)[dst] = (*c)[src]
+			}
+			b.Kind[dst], b.Status[dst], b.Group[dst] = b.Kind[src], b.Status[src], b.Group[src]
+		}
+		for _, m := range temporal.Methods() {
+			p := temporal.Preset(m)
+			out := make([]float64, b.Len())
+			reasons := make([]temporal.Reason, b.Len())
+			if _, err := be.Score(context.Background(), b, &q, &p, out, reasons); err != nil {
+				t.Fatal(err)
+			}
+			var all []Hit
+			for i, s := range out {
+				if reasons[i] == temporal.ReasonNone {
+					all = append(all, Hit{Index: i, ID: b.ID[i], Score: s})
+				}
+			}
+			sort.Slice(all, func(a, c int) bool { return better(all[a].Score, all[a].ID, all[c].Score, all[c].ID) })
+			for _, k := range []int{1, 7, 64, 5000} {
+				hits, _, err := be.TopK(context.Background(), b, &q, &p, k, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(hits) != min(k, len(all)) {
+					t.Fatalf("%v k=%d: %d hits, want %d", m, k, len(hits), min(k, len(all)))
+				}
+				for i := range hits {
+					if hits[i] != all[i] {
+						t.Fatalf("%v k=%d: hit %d = %+v, full sort %+v", m, k, i, hits[i], all[i])
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestScoreManyMatchesTopK(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(14, 1))
+		for _, dim := range []int{5, 64, 384} {
+			q0 := testQuery(r, dim, 2)
+			b := randomBatch(t, r, 700, dim, 2, q0.Vector)
+			qs := make([]Query, 9)
+			for i := range qs {
+				qs[i] = testQuery(r, dim, 2)
+			}
+			for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodArticle, temporal.MethodVDD} {
+				p := temporal.Preset(m)
+				many, err := be.ScoreMany(context.Background(), b, qs, &p, 10, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(many) != len(qs) {
+					t.Fatalf("%d result lists for %d queries", len(many), len(qs))
+				}
+				for j := range qs {
+					ref, want := reference(t, b, &qs[j], &p)
+					checkTopK(t, be.Name()+" many "+m.String(), many[j], 10, &p, ref, want)
+				}
+			}
+		}
+	})
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(15, 1))
+		q := testQuery(r, 8, 1)
+		b := randomBatch(t, r, 20, 8, 1, q.Vector)
+		p := temporal.Preset(temporal.MethodTidemark)
+		ctx := context.Background()
+		for name, c := range map[string]struct {
+			mod  func(q *Query, p *temporal.Params)
+			want error
+		}{
+			"short query": {func(q *Query, _ *temporal.Params) { q.Vector = q.Vector[:7] }, ErrDimension},
+			"NaN query":   {func(q *Query, _ *temporal.Params) { q.Vector[3] = float32(math.NaN()) }, ErrNotFinite},
+			"Inf query":   {func(q *Query, _ *temporal.Params) { q.Vector[0] = float32(math.Inf(-1)) }, ErrNotFinite},
+			"zero query":  {func(q *Query, _ *temporal.Params) { q.Vector = make([]float32, 8) }, ErrZeroVector},
+			"NaN time":    {func(q *Query, _ *temporal.Params) { q.Time.At = math.NaN() }, ErrNotFinite},
+			"NaN weight":  {func(_ *Query, p *temporal.Params) { p.Weights.Sim = math.NaN() }, ErrInvalid},
+			"missing λ": {func(q *Query, p *temporal.Params) {
+				*p = temporal.Preset(temporal.MethodVDD)
+				q.GroupLambda = nil
+			}, ErrInvalid},
+			"negative λ": {func(q *Query, p *temporal.Params) {
+				*p = temporal.Preset(temporal.MethodVDD)
+				q.GroupLambda = []float64{-1}
+			}, ErrInvalid},
+		} {
+			qq := q
+			qq.Vector = append([]float32(nil), q.Vector...)
+			pp := p
+			c.mod(&qq, &pp)
+			if _, _, err := be.TopK(ctx, b, &qq, &pp, 5, nil); !errors.Is(err, c.want) {
+				t.Errorf("%s: TopK err = %v, want %v", name, err, c.want)
+			}
+			out, rs := make([]float64, b.Len()), make([]temporal.Reason, b.Len())
+			if _, err := be.Score(ctx, b, &qq, &pp, out, rs); !errors.Is(err, c.want) {
+				t.Errorf("%s: Score err = %v, want %v", name, err, c.want)
+			}
+			if _, err := be.ScoreMany(ctx, b, []Query{q, qq}, &pp, 5, nil); !errors.Is(err, c.want) {
+				t.Errorf("%s: ScoreMany err = %v, want %v", name, err, c.want)
+			}
+		}
+		if _, _, err := be.TopK(ctx, b, &q, &p, -1, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("k = -1: %v", err)
+		}
+		if _, err := be.Score(ctx, b, &q, &p, make([]float64, 3), make([]temporal.Reason, 3)); !errors.Is(err, ErrInvalid) {
+			t.Errorf("short output: %v", err)
+		}
+		broken := *b
+		broken.Floor = broken.Floor[:5]
+		if _, _, err := be.TopK(ctx, &broken, &q, &p, 5, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("ragged columns: %v", err)
+		}
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		big := randomBatch(t, r, 5000, 8, 1, q.Vector)
+		if _, _, err := be.TopK(cancelled, big, &q, &p, 5, nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled context: %v", err)
+		}
+	})
+}
+
+func TestAppendRejectsBadVectors(t *testing.T) {
+	b, _ := NewBatch(4, 4)
+	meta := temporal.Candidate{ID: 1, Valid: temporal.Always, Recorded: temporal.Always}
+	for name, c := range map[string]struct {
+		v    []float32
+		m    temporal.Candidate
+		want error
+	}{
+		"dimension": {[]float32{1, 2, 3}, meta, ErrDimension},
+		"NaN":       {[]float32{1, float32(math.NaN()), 0, 0}, meta, ErrNotFinite},
+		"Inf":       {[]float32{float32(math.Inf(1)), 0, 0, 0}, meta, ErrNotFinite},
+		"zero":      {[]float32{0, 0, 0, 0}, meta, ErrZeroVector},
+		"bad meta":  {[]float32{1, 0, 0, 0}, temporal.Candidate{ID: 2, CreatedAt: math.NaN()}, ErrInvalid},
+	} {
+		if err := b.Append(c.v, c.m, 0); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.want)
+		}
+	}
+	if b.Len() != 0 || len(b.Vectors) != 0 || b.Validate() != nil {
+		t.Fatalf("rejected appends left data: len %d, %d values", b.Len(), len(b.Vectors))
+	}
+	if err := b.Append([]float32{3, 0, 4, 0}, meta, 0); err != nil {
+		t.Fatal(err)
+	}
+	if b.Vectors[0] != 0.6 || b.Vectors[2] != 0.8 {
+		t.Errorf("vector not normalised: %v", b.Vectors)
+	}
+	if _, err := NewBatch(0, 1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("NewBatch(0): %v", err)
+	}
+}
+
+// Guard-padded buffers: the vectors and the outputs live inside larger
+// buffers whose guards would poison a score (NaN) or be overwritten if the
+// stage read or wrote outside its slices.
+func TestGuardPadding(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, be Backend) {
+		r := rand.New(rand.NewPCG(16, 1))
+		for _, dim := range []int{1, 7, 8, 9, 31, 33, 67, 768} {
+			q := testQuery(r, dim, 1)
+			src := randomBatch(t, r, 50, dim, 1, q.Vector)
+			const guard = 64
+			for off := 0; off < 8; off++ {
+				buf := make([]float32, guard+off+len(src.Vectors)+guard)
+				for i := range buf {
+					buf[i] = float32(math.NaN())
+				}
+				copy(buf[guard+off:], src.Vectors)
+				b := *src
+				b.Vectors = buf[guard+off : guard+off+len(src.Vectors) : guard+off+len(src.Vectors)]
+				outBuf := make([]float64, guard+b.Len()+guard)
+				for i := range outBuf {
+					outBuf[i] = -12345
+				}
+				out := outBuf[guard : guard+b.Len() : guard+b.Len()]
+				rs := make([]temporal.Reason, b.Len())
+				p := temporal.Preset(temporal.MethodSmartVector)
+				if _, err := be.Score(context.Background(), &b, &q, &p, out, rs); err != nil {
+					t.Fatal(err)
+				}
+				for i, s := range out {
+					if rs[i] == temporal.ReasonNone && math.IsNaN(s) {
+						t.Fatalf("dim %d offset %d: score %d is NaN: read outside the vectors", dim, off, i)
+					}
+				}
+				for i := 0; i < guard; i++ {
+					if outBuf[i] != -12345 || outBuf[guard+b.Len()+i] != -12345 {
+						t.Fatalf("dim %d offset %d: wrote outside the output", dim, off)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	be := DefaultCPU()
+	r := rand.New(rand.NewPCG(17, 1))
+	q := testQuery(r, 32, 1)
+	b := randomBatch(t, r, 4000, 32, 1, q.Vector)
+	p := temporal.Preset(temporal.MethodArticle)
+	want, _, err := be.TopK(context.Background(), b, &q, &p, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				got, _, err := be.TopK(context.Background(), b, &q, &p, 10, nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for j := range want {
+					if got[j] != want[j] {
+						t.Errorf("concurrent call differs at %d: %+v vs %+v", j, got[j], want[j])
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestNoAllocationInSteadyState(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	be := DefaultCPU()
+	r := rand.New(rand.NewPCG(18, 1))
+	q := testQuery(r, 64, 1)
+	b := randomBatch(t, r, 20000, 64, 1, q.Vector)
+	for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodArticle} {
+		p := temporal.Preset(m)
+		dst := make([]Hit, 0, 10)
+		out := make([]float64, b.Len())
+		rs := make([]temporal.Reason, b.Len())
+		qs := []Query{q, q, q}
+		many := make([][]Hit, 3)
+		for i := range many {
+			many[i] = make([]Hit, 0, 10)
+		}
+		ctx := context.Background()
+		// Warm the pool.
+		be.TopK(ctx, b, &q, &p, 10, dst)
+		be.ScoreMany(ctx, b, qs, &p, 10, many)
+		if a := testing.AllocsPerRun(20, func() { be.TopK(ctx, b, &q, &p, 10, dst[:0]) }); a != 0 {
+			t.Errorf("%v: TopK allocates %v times per call", m, a)
+		}
+		if a := testing.AllocsPerRun(20, func() { be.Score(ctx, b, &q, &p, out, rs) }); a != 0 {
+			t.Errorf("%v: Score allocates %v times per call", m, a)
+		}
+		if a := testing.AllocsPerRun(20, func() { be.ScoreMany(ctx, b, qs, &p, 10, many) }); a != 0 {
+			t.Errorf("%v: ScoreMany allocates %v times per call", m, a)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package kernels
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// RescoreCandidate is one candidate from another vector store.
+type RescoreCandidate struct {
+	// Vector is the candidate's embedding. When it is nil, Sim must be set.
+	Vector []float32
+	// Sim is a precomputed cosine similarity to the query, used when
+	// Vector is nil (HasSim must then be true).
+	Sim    float64
+	HasSim bool
+	// Meta is everything else tidemark scores: kind, status, times,
+	// half-life, floor, confidence counters, degree. Meta.Sim is ignored.
+	Meta temporal.Candidate
+	// Group is the candidate's drift group (adaptive decay).
+	Group uint32
+}
+
+// RescoreRequest asks for tidemark's ranking of foreign candidates.
+type RescoreRequest struct {
+	// Query is the query embedding; needed when any candidate has a Vector.
+	Query      []float32
+	Candidates []RescoreCandidate
+	// Time holds the reference times, time range and filters.
+	Time temporal.Query
+	// Params are the scoring parameters (temporal.Preset and adjust).
+	Params temporal.Params
+	// GroupLambda is the drift λ(t) per group (adaptive decay only).
+	GroupLambda []float64
+	// K is the number of results; 0 means all.
+	K int
+}
+
+// Explained is one rescored candidate with every signal behind its score.
+type Explained struct {
+	ID      uint64
+	Score   float64
+	Signals temporal.Signals
+}
+
+// RescoreResult is tidemark's ranking of the request's candidates.
+type RescoreResult struct {
+	// Ranked holds the top K kept candidates, best first.
+	Ranked []Explained
+	// Removed holds every masked candidate with its reason, in input order.
+	Removed []temporal.Removed
+	Stats   Stats
+}
+
+// MaxRescoreCandidates bounds one request; larger pools belong in a Batch.
+const MaxRescoreCandidates = 1 << 20
+
+// Rescore ranks candidates that came from another vector store (Qdrant,
+// Milvus, pgvector, …) by tidemark's fused score and explains each result.
+// Every input is validated first; nothing is scored if any is bad.
+func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
+	n := len(req.Candidates)
+	if n > MaxRescoreCandidates {
+		return RescoreResult{}, fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, n, MaxRescoreCandidates)
+	}
+	if req.K < 0 {
+		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
+	}
+	b := &Batch{Dim: 1} // metadata only: the similarities are computed here
+	sims := make([]float64, n)
+	var qn []float32
+	for i := range req.Candidates {
+		c := &req.Candidates[i]
+		switch {
+		case c.Vector != nil:
+			if qn == nil {
+				if len(req.Query) == 0 {
+					return RescoreResult{}, fmt.Errorf("%w: candidate %d has a vector but the request has no query", ErrInvalid, c.Meta.ID)
+				}
+				qn = make([]float32, len(req.Query))
+				if err := normalized(req.Query, qn, "query"); err != nil {
+					return RescoreResult{}, err
+				}
+			}
+			if len(c.Vector) != len(qn) {
+				return RescoreResult{}, fmt.Errorf("%w: candidate %d has dimension %d, the query %d", ErrDimension, c.Meta.ID, len(c.Vector), len(qn))
+			}
+			v := make([]float32, len(c.Vector))
+			if err := normalized(c.Vector, v, fmt.Sprintf("candidate %d", c.Meta.ID)); err != nil {
+				return RescoreResult{}, err
+			}
+			sims[i] = float64(simd.Dot(qn, v))
+		case c.HasSim:
+			if math.IsNaN(c.Sim) || math.IsInf(c.Sim, 0) || c.Sim < -1.0001 || c.Sim > 1.0001 {
+				return RescoreResult{}, fmt.Errorf("%w: candidate %d: similarity %v is not a cosine", ErrNotFinite, c.Meta.ID, c.Sim)
+			}
+			sims[i] = c.Sim
+		default:
+			return RescoreResult{}, fmt.Errorf("%w: candidate %d has neither a vector nor a similarity", ErrInvalid, c.Meta.ID)
+		}
+		if err := b.appendMeta(c.Meta, c.Group); err != nil {
+			return RescoreResult{}, err
+		}
+	}
+	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+	if err := checkTime(b, &q, &req.Params); err != nil {
+		return RescoreResult{}, err
+	}
+	e := newEpilogue(b, &q, &req.Params)
+	e.pool = true // an explanation shows the pool-normalised similarity too
+	var res RescoreResult
+	reasons := make([]temporal.Reason, n)
+	e.minSim, e.maxSim, e.minAge, e.maxAge = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for i := 0; i < n; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return RescoreResult{}, err
+			}
+		}
+		r := e.premask(i)
+		if r == temporal.ReasonNone {
+			r = e.postmask(i, sims[i])
+		}
+		reasons[i] = r
+		if r != temporal.ReasonNone {
+			res.Removed = append(res.Removed, temporal.Removed{ID: b.ID[i], Reason: r})
+			res.Stats.Removed[r]++
+			continue
+		}
+		res.Stats.Scored++
+		e.minSim, e.maxSim = math.Min(e.minSim, sims[i]), math.Max(e.maxSim, sims[i])
+		e.minAge, e.maxAge = math.Min(e.minAge, e.age(i)), math.Max(e.maxAge, e.age(i))
+	}
+	for i := 0; i < n; i++ {
+		if reasons[i] != temporal.ReasonNone {
+			continue
+		}
+		score, sig := e.signals(i, sims[i], true)
+		res.Ranked = append(res.Ranked, Explained{ID: b.ID[i], Score: score, Signals: sig})
+	}
+	sort.Slice(res.Ranked, func(a, c int) bool {
+		return better(res.Ranked[a].Score, res.Ranked[a].ID, res.Ranked[c].Score, res.Ranked[c].ID)
+	})
+	if req.K > 0 && len(res.Ranked) > req.K {
+		res.Ranked = res.Ranked[:req.K]
+	}
+	return res, nil
+}
+
+// normalized writes v / ‖v‖ to dst after checking v is finite and non-zero.
+func normalized(v, dst []float32, what string) error {
+	var ss float64
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: %s vector[%d] = %v", ErrNotFinite, what, i, x)
+		}
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return fmt.Errorf("%w: %s", ErrZeroVector, what)
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package kernels
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// With precomputed similarities, Rescore agrees with the reference to
+// float32 rounding of the stored metadata (floors, λ).
+func TestRescoreMatchesReferenceWithSims(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 1))
+	for _, m := range temporal.Methods() {
+		p := temporal.Preset(m)
+		cands := make([]temporal.Candidate, 200)
+		req := RescoreRequest{Time: temporal.At(0), Params: p, GroupLambda: []float64{0.01, 0.03}}
+		for i := range cands {
+			cands[i] = randomMeta(r, uint64(i*3))
+			cands[i].Sim = f32(r.Float64()*2 - 1)
+			g := uint32(r.IntN(2))
+			cands[i].Lambda = req.GroupLambda[g]
+			if m != temporal.MethodVDD {
+				cands[i].Lambda = 0
+			}
+			req.Candidates = append(req.Candidates, RescoreCandidate{Sim: cands[i].Sim, HasSim: true, Meta: cands[i], Group: g})
+		}
+		ref, err := temporal.ScorePool(req.Time, p, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Rescore(context.Background(), &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Ranked) != len(ref.Ranked) || len(got.Removed) != len(ref.Removed) {
+			t.Fatalf("%v: %d ranked %d removed, reference %d/%d", m, len(got.Ranked), len(got.Removed), len(ref.Ranked), len(ref.Removed))
+		}
+		near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(1, math.Abs(b)) }
+		for i := range ref.Ranked {
+			g, w := got.Ranked[i], ref.Ranked[i]
+			gs, ws := g.Signals, w.Signals
+			if g.ID != w.ID || !near(g.Score, w.Score) || gs.State != ws.State || gs.EventGated != ws.EventGated ||
+				gs.Penalty != ws.Penalty || !near(gs.Sim, ws.Sim) || !near(gs.SimNorm, ws.SimNorm) || !near(gs.Age, ws.Age) ||
+				!near(gs.Decay, ws.Decay) || !near(gs.Recency, ws.Recency) || !near(gs.Temporal, ws.Temporal) ||
+				!near(gs.Confidence, ws.Confidence) || !near(gs.Relational, ws.Relational) {
+				t.Errorf("%v rank %d: got %+v, reference %+v", m, i, g, w)
+			}
+		}
+		for i := range ref.Removed {
+			if got.Removed[i] != ref.Removed[i] {
+				t.Errorf("%v removed %d: %v, reference %v", m, i, got.Removed[i], ref.Removed[i])
+			}
+		}
+	}
+}
+
+func TestRescoreWithVectorsAndK(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 1))
+	q := randomVector(r, 16)
+	req := RescoreRequest{Query: q, Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 3}
+	for i := 0; i < 20; i++ {
+		c := RescoreCandidate{Meta: randomMeta(r, uint64(i))}
+		if i%2 == 0 {
+			c.Vector = randomVector(r, 16)
+		} else {
+			c.Sim, c.HasSim = r.Float64(), true
+		}
+		req.Candidates = append(req.Candidates, c)
+	}
+	res, err := Rescore(context.Background(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Ranked) > 3 || res.Stats.Scored+res.Stats.RemovedTotal() != 20 {
+		t.Errorf("ranked %d, stats %+v", len(res.Ranked), res.Stats)
+	}
+	for i := 1; i < len(res.Ranked); i++ {
+		if better(res.Ranked[i].Score, res.Ranked[i].ID, res.Ranked[i-1].Score, res.Ranked[i-1].ID) {
+			t.Errorf("out of order at %d", i)
+		}
+	}
+}
+
+func TestRescoreRejectsBadInput(t *testing.T) {
+	meta := temporal.Candidate{ID: 1, Valid: temporal.Always, Recorded: temporal.Always}
+	for name, c := range map[string]struct {
+		req  RescoreRequest
+		want error
+	}{
+		"no vector, no sim": {RescoreRequest{Candidates: []RescoreCandidate{{Meta: meta}}}, ErrInvalid},
+		"vector, no query":  {RescoreRequest{Candidates: []RescoreCandidate{{Vector: []float32{1, 0}, Meta: meta}}}, ErrInvalid},
+		"dimension": {RescoreRequest{Query: []float32{1, 0, 0},
+			Candidates: []RescoreCandidate{{Vector: []float32{1, 0}, Meta: meta}}}, ErrDimension},
+		"NaN vector": {RescoreRequest{Query: []float32{1, 0},
+			Candidates: []RescoreCandidate{{Vector: []float32{float32(math.NaN()), 0}, Meta: meta}}}, ErrNotFinite},
+		"zero query": {RescoreRequest{Query: []float32{0, 0},
+			Candidates: []RescoreCandidate{{Vector: []float32{1, 0}, Meta: meta}}}, ErrZeroVector},
+		"NaN sim":           {RescoreRequest{Candidates: []RescoreCandidate{{Sim: math.NaN(), HasSim: true, Meta: meta}}}, ErrNotFinite},
+		"sim out of [−1,1]": {RescoreRequest{Candidates: []RescoreCandidate{{Sim: 7, HasSim: true, Meta: meta}}}, ErrNotFinite},
+		"bad meta": {RescoreRequest{Candidates: []RescoreCandidate{{Sim: 0.5, HasSim: true,
+			Meta: temporal.Candidate{ID: 2, Access: -1}}}}, ErrInvalid},
+		"negative k": {RescoreRequest{K: -1}, ErrInvalid},
+		"bad params": {RescoreRequest{Params: temporal.Params{EventBoost: math.Inf(1)},
+			Candidates: []RescoreCandidate{{Sim: 0.5, HasSim: true, Meta: meta}}}, ErrInvalid},
+	} {
+		if c.req.Params == (temporal.Params{}) {
+			c.req.Params = temporal.Preset(temporal.MethodTidemark)
+		}
+		if _, err := Rescore(context.Background(), &c.req); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.want)
+		}
+	}
+}
