@@ -166,6 +166,7 @@ func forEachBackend(t *testing.T, f func(t *testing.T, be Backend)) {
 	small := NewCPU(&CPUOptions{Workers: 3, ChunkRows: 7, BlockRows: 5})
 	defer small.Close()
 	t.Run("cpu-small-chunks", func(t *testing.T) { f(t, small) })
+	t.Run("plain-go", func(t *testing.T) { f(t, Plain{}) })
 }
 
 func TestScoreMatchesReference(t *testing.T) {

@@ -7,6 +7,7 @@
 //
 // Commands:
 //
+//	bench     benchmarks: "bench kernels" measures the fused scoring stage
 //	demo      the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
 //	version   print the version
 //
@@ -29,6 +30,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"bench", "benchmarks: bench kernels measures the fused scoring stage", runBench},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"version", "print the version", runVersion},
 	}

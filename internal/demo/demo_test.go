@@ -23,7 +23,7 @@ type published struct {
 }
 
 type publishedHit struct {
-	id                           string
+	id                            string
 	vector, recency, decay, final float64
 }
 

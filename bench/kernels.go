@@ -1,0 +1,410 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// KernelsConfig configures [RunKernels]. A zero field takes its default.
+type KernelsConfig struct {
+	// Ns are the batch sizes (default 10 000, 100 000, 1 000 000).
+	Ns []int
+	// Dims are the vector dimensions (default 384, 768, 1536).
+	Dims []int
+	// Queries are the query counts per call (default 1 and 64).
+	Queries []int
+	// K is the number of results per query (default 10).
+	K int
+	// Method is the scoring preset (default tidemark).
+	Method temporal.Method
+	// Repeats is the number of timed calls per row (default 5).
+	Repeats int
+	// CopyBytes is the size of the memory-copy baseline buffer (default
+	// 512 MiB: far beyond any cache).
+	CopyBytes int
+	// PlainBudget bounds the time spent running the plain-Go baseline for
+	// one multi-query row; beyond it the baseline is one query's time ×
+	// the query count (it processes queries one after another) and the row
+	// says so (default 20 s).
+	PlainBudget time.Duration
+	// Seed makes the data reproducible (default 1).
+	Seed uint64
+	// Progress, when set, receives a line per measured row.
+	Progress io.Writer
+}
+
+func (c *KernelsConfig) withDefaults() KernelsConfig {
+	o := *c
+	if len(o.Ns) == 0 {
+		o.Ns = []int{10_000, 100_000, 1_000_000}
+	}
+	if len(o.Dims) == 0 {
+		o.Dims = []int{384, 768, 1536}
+	}
+	if len(o.Queries) == 0 {
+		o.Queries = []int{1, 64}
+	}
+	if o.K == 0 {
+		o.K = 10
+	}
+	if o.Repeats == 0 {
+		o.Repeats = 5
+	}
+	if o.CopyBytes == 0 {
+		o.CopyBytes = 512 << 20
+	}
+	if o.PlainBudget == 0 {
+		o.PlainBudget = 20 * time.Second
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return o
+}
+
+// Validate names the first bad field.
+func (c *KernelsConfig) Validate() error {
+	o := c.withDefaults()
+	for _, n := range o.Ns {
+		if n <= 0 {
+			return fmt.Errorf("bench: KernelsConfig.Ns has %d", n)
+		}
+	}
+	for _, d := range o.Dims {
+		if d <= 0 {
+			return fmt.Errorf("bench: KernelsConfig.Dims has %d", d)
+		}
+	}
+	for _, q := range o.Queries {
+		if q <= 0 {
+			return fmt.Errorf("bench: KernelsConfig.Queries has %d", q)
+		}
+	}
+	switch {
+	case o.K < 0:
+		return fmt.Errorf("bench: KernelsConfig.K is %d", o.K)
+	case o.Repeats < 1:
+		return fmt.Errorf("bench: KernelsConfig.Repeats is %d", o.Repeats)
+	case o.CopyBytes < 1<<20:
+		return fmt.Errorf("bench: KernelsConfig.CopyBytes is %d, want ≥ 1 MiB", o.CopyBytes)
+	}
+	return nil
+}
+
+// KernelsRow is one measured configuration.
+type KernelsRow struct {
+	N       int    `json:"n"`
+	Dim     int    `json:"dim"`
+	Queries int    `json:"queries"`
+	Backend string `json:"backend"`
+	// SecondsMin and SecondsMedian time one call (all its queries).
+	SecondsMin    float64 `json:"seconds_min"`
+	SecondsMedian float64 `json:"seconds_median"`
+	// GBPerS is vector bytes scored per second at the median time:
+	// N·Dim·4·Queries / seconds (for many queries, the bandwidth a
+	// one-query-at-a-time scan would need to match); GBPerSBest at the min.
+	GBPerS     float64 `json:"gb_per_s"`
+	GBPerSBest float64 `json:"gb_per_s_best"`
+	// CandidatesPerS is N·Queries / median seconds.
+	CandidatesPerS float64 `json:"candidates_per_s"`
+	// RatioToCopy is GBPerS / the copy bandwidth (both medians).
+	RatioToCopy float64 `json:"ratio_to_copy"`
+	// RatioToPlainGo is the plain-Go baseline's median time over this
+	// row's; PlainGoSeconds is that baseline, PlainExtrapolated whether it
+	// was one query's time × Queries rather than a full run.
+	RatioToPlainGo    float64 `json:"ratio_to_plain_go"`
+	PlainGoSeconds    float64 `json:"plain_go_seconds"`
+	PlainExtrapolated bool    `json:"plain_extrapolated,omitempty"`
+	// PerQueryRatio is (median seconds / Queries) over the one-query row's
+	// median seconds at the same N and Dim; 0 when there is none.
+	PerQueryRatio float64 `json:"per_query_ratio,omitempty"`
+}
+
+// KernelsReport is the outcome of [RunKernels].
+type KernelsReport struct {
+	Method     string `json:"method"`
+	SIMD       string `json:"simd"`
+	CPU        string `json:"cpu"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	// CopyGBPerS is the memory copy bandwidth (bytes copied per second,
+	// median over repeats, the better of one goroutine and GOMAXPROCS
+	// goroutines); CopyGBPerSBest at the min time.
+	CopyGBPerS     float64      `json:"copy_gb_per_s"`
+	CopyGBPerSBest float64      `json:"copy_gb_per_s_best"`
+	Rows           []KernelsRow `json:"rows"`
+}
+
+// RunKernels measures the machine's memory copy bandwidth, then the fused
+// stage (the default CPU backend's TopK or ScoreMany) at every N × Dim ×
+// Queries, and the plain-Go baseline on the same data.
+func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := cfg.withDefaults()
+	be := kernels.DefaultCPU()
+	rep := &KernelsReport{Method: c.Method.String(), SIMD: simd.Path(), CPU: simd.CPUFeatures().String(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	rep.CopyGBPerS, rep.CopyGBPerSBest = copyBandwidth(c.CopyBytes, c.Repeats)
+	progress(c.Progress, "memory copy: %.2f GB/s median, %.2f best\n", rep.CopyGBPerS, rep.CopyGBPerSBest)
+	p := temporal.Preset(c.Method)
+	for _, dim := range c.Dims {
+		for _, n := range c.Ns {
+			b, qs := syntheticBatch(n, dim, maxInt(c.Queries), c.Seed)
+			single := 0.0
+			plainOne := 0.0
+			for _, nq := range c.Queries {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				row := KernelsRow{N: n, Dim: dim, Queries: nq, Backend: be.Name()}
+				call := func() error {
+					if nq == 1 {
+						_, _, err := be.TopK(ctx, b, &qs[0], &p, c.K, nil)
+						return err
+					}
+					_, err := be.ScoreMany(ctx, b, qs[:nq], &p, c.K, nil)
+					return err
+				}
+				if err := call(); err != nil { // warm the pool and the page cache
+					return rep, err
+				}
+				times, err := timeit(c.Repeats, call)
+				if err != nil {
+					return rep, err
+				}
+				row.SecondsMin, row.SecondsMedian = times[0], median(times)
+				bytes := float64(n) * float64(dim) * 4 * float64(nq)
+				row.GBPerS, row.GBPerSBest = bytes/row.SecondsMedian/1e9, bytes/row.SecondsMin/1e9
+				row.CandidatesPerS = float64(n) * float64(nq) / row.SecondsMedian
+				row.RatioToCopy = row.GBPerS / rep.CopyGBPerS
+				if nq == 1 {
+					single = row.SecondsMedian
+				} else if single > 0 {
+					row.PerQueryRatio = row.SecondsMedian / float64(nq) / single
+				}
+				// The plain-Go baseline on the same data and queries.
+				var plain kernels.Plain
+				plainCall := func(m int) func() error {
+					return func() error {
+						if m == 1 {
+							_, _, err := plain.TopK(ctx, b, &qs[0], &p, c.K, nil)
+							return err
+						}
+						_, err := plain.ScoreMany(ctx, b, qs[:m], &p, c.K, nil)
+						return err
+					}
+				}
+				if plainOne == 0 {
+					t, err := timeit(min(3, c.Repeats), plainCall(1))
+					if err != nil {
+						return rep, err
+					}
+					plainOne = median(t)
+				}
+				switch {
+				case nq == 1:
+					row.PlainGoSeconds = plainOne
+				case plainOne*float64(nq) <= c.PlainBudget.Seconds():
+					t, err := timeit(1, plainCall(nq))
+					if err != nil {
+						return rep, err
+					}
+					row.PlainGoSeconds = t[0]
+				default:
+					row.PlainGoSeconds, row.PlainExtrapolated = plainOne*float64(nq), true
+				}
+				row.RatioToPlainGo = row.PlainGoSeconds / row.SecondsMedian
+				rep.Rows = append(rep.Rows, row)
+				progress(c.Progress, "n=%d dim=%d queries=%d: %.1f ms median, %.2f GB/s, ×%.2f copy, ×%.1f plain Go\n",
+					n, dim, nq, row.SecondsMedian*1e3, row.GBPerS, row.RatioToCopy, row.RatioToPlainGo)
+			}
+			b = nil
+			runtime.GC()
+		}
+	}
+	return rep, nil
+}
+
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format, args...)
+	}
+}
+
+func maxInt(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// timeit runs f repeats times and returns the sorted durations in seconds.
+func timeit(repeats int, f func() error) ([]float64, error) {
+	ts := make([]float64, 0, repeats)
+	for i := 0; i < repeats; i++ {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		ts = append(ts, time.Since(start).Seconds())
+	}
+	sort.Float64s(ts)
+	return ts, nil
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}
+
+// copyBandwidth times copy() of size bytes between two touched buffers,
+// with one goroutine and with GOMAXPROCS goroutines on disjoint halves,
+// and returns the better median and the better best, in GB/s of bytes
+// copied.
+func copyBandwidth(size, repeats int) (medianGBs, bestGBs float64) {
+	src := make([]byte, size)
+	dst := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	copy(dst, src)
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		ts, _ := timeit(max(repeats, 3), func() error {
+			var wg sync.WaitGroup
+			per := (size + workers - 1) / workers
+			for w := 0; w < workers; w++ {
+				lo, hi := min(size, w*per), min(size, (w+1)*per)
+				wg.Add(1)
+				go func() { defer wg.Done(); copy(dst[lo:hi], src[lo:hi]) }()
+			}
+			wg.Wait()
+			return nil
+		})
+		medianGBs = math.Max(medianGBs, float64(size)/median(ts)/1e9)
+		bestGBs = math.Max(bestGBs, float64(size)/ts[0]/1e9)
+	}
+	return medianGBs, bestGBs
+}
+
+// syntheticBatch builds n random unit vectors with varied metadata (every
+// kind and status, windows, counters, some superseded) and nq queries,
+// deterministically from seed.
+func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Query) {
+	b := &kernels.Batch{Dim: dim, Vectors: make([]float32, n*dim)}
+	workers := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for w := 0; w < workers; w++ {
+		lo, hi := min(n, w*per), min(n, (w+1)*per)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := seed*0x9E3779B97F4A7C15 + uint64(lo) + 1
+			for i := lo; i < hi; i++ {
+				row := b.Vectors[i*dim : (i+1)*dim]
+				for j := range row {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					row[j] = float32(int32(x>>32)) / (1 << 31)
+				}
+				simd.Normalize(row)
+			}
+		}()
+	}
+	wg.Wait()
+	b.ID = make([]uint64, n)
+	b.Kind = make([]temporal.Kind, n)
+	b.Status = make([]temporal.Status, n)
+	b.Group = make([]uint32, n)
+	cols := []*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt, &b.Lambda, &b.Floor,
+		&b.BaseConf, &b.ConfFrom, &b.Access, &b.Positive, &b.Negative, &b.Degree}
+	for _, c := range cols {
+		*c = make([]float32, n)
+	}
+	inf := float32(math.Inf(1))
+	for i := 0; i < n; i++ {
+		h := uint64(i)*0x9E3779B97F4A7C15 + seed
+		h ^= h >> 29
+		b.ID[i] = uint64(i)
+		b.Kind[i] = temporal.Kind(h % 3)
+		b.Status[i] = temporal.Status(h >> 3 % 3)
+		created := -float32(h>>8%1000) / 2
+		b.Created[i], b.ConfFrom[i] = created, created
+		b.ValidFrom[i], b.ValidTo[i] = -inf, inf
+		if h>>20%7 == 0 {
+			b.ValidFrom[i], b.ValidTo[i] = created, created+float32(h>>24%400)
+		}
+		b.RecordedAt[i], b.RetiredAt[i] = created, inf
+		if h>>32%10 == 0 {
+			b.RetiredAt[i] = created + 30 // superseded
+		}
+		b.Lambda[i] = float32(temporal.Lambda([]float64{7, 30, 90, 365}[h>>36%4]))
+		b.BaseConf[i] = float32(temporal.Source(h >> 40 % 8).Authority())
+		b.Access[i], b.Positive[i], b.Negative[i], b.Degree[i] = float32(h>>44%20), float32(h>>48%4), float32(h>>52%2), float32(h>>56%9)
+	}
+	qs := make([]kernels.Query, nq)
+	x := seed + 12345
+	for j := range qs {
+		v := make([]float32, dim)
+		for i := range v {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			v[i] = float32(int32(x>>32)) / (1 << 31)
+		}
+		qs[j] = kernels.Query{Vector: v, Time: temporal.At(0), GroupLambda: []float64{0.01}}
+	}
+	return b, qs
+}
+
+// WriteTable prints the report for people.
+func (r *KernelsReport) WriteTable(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "fused stage, method %s, %s, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
+		r.Method, "cpu", r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
+		"n", "dim", "queries", "ms min", "ms median", "GB/s", "cand/s", "×copy", "×plain", "per-query")
+	for _, row := range r.Rows {
+		pq := ""
+		if row.PerQueryRatio > 0 {
+			pq = fmt.Sprintf("%.3f", row.PerQueryRatio)
+		}
+		plain := fmt.Sprintf("%.1f", row.RatioToPlainGo)
+		if row.PlainExtrapolated {
+			plain += "*"
+		}
+		if _, err := fmt.Fprintf(w, "%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
+			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.CandidatesPerS, row.RatioToCopy, plain, pq); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintln(w, "\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.")
+	return err
+}
+
+// WriteJSON prints the report as JSON, one object per measured row inside
+// the report object.
+func (r *KernelsReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

@@ -1,0 +1,70 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A tiny run exercises every code path of RunKernels and the report's
+// consistency (timings are not checked: this is not a timed test).
+func TestRunKernelsSmall(t *testing.T) {
+	cfg := KernelsConfig{Ns: []int{300, 1000}, Dims: []int{8, 33}, Queries: []int{1, 4}, Repeats: 2, CopyBytes: 1 << 20}
+	rep, err := RunKernels(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 2*2*2 {
+		t.Fatalf("%d rows, want 8", len(rep.Rows))
+	}
+	for _, r := range rep.Rows {
+		if r.SecondsMin <= 0 || r.SecondsMedian < r.SecondsMin || r.GBPerS <= 0 || r.RatioToCopy <= 0 || r.RatioToPlainGo <= 0 {
+			t.Errorf("implausible row %+v", r)
+		}
+		if (r.Queries > 1) != (r.PerQueryRatio > 0) {
+			t.Errorf("per-query ratio %v for %d queries", r.PerQueryRatio, r.Queries)
+		}
+	}
+	if rep.CopyGBPerS <= 0 || rep.CopyGBPerSBest < rep.CopyGBPerS {
+		t.Errorf("copy bandwidth %v / %v", rep.CopyGBPerS, rep.CopyGBPerSBest)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_plain_go"} {
+		if _, ok := back.Rows[0][key]; !ok {
+			t.Errorf("JSON row lacks %q", key)
+		}
+	}
+	var tab bytes.Buffer
+	if err := rep.WriteTable(&tab); err != nil || !strings.Contains(tab.String(), "memory copy bandwidth") {
+		t.Errorf("table: %v\n%s", err, tab.String())
+	}
+}
+
+func TestKernelsConfigValidate(t *testing.T) {
+	for name, c := range map[string]KernelsConfig{
+		"n":       {Ns: []int{0}},
+		"dim":     {Dims: []int{-1}},
+		"queries": {Queries: []int{0}},
+		"k":       {K: -1},
+		"repeats": {Repeats: -2},
+		"copy":    {CopyBytes: 10},
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted %+v", name, c)
+		}
+	}
+	if _, err := RunKernels(context.Background(), KernelsConfig{Ns: []int{-5}}); err == nil {
+		t.Error("RunKernels accepted a bad config")
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+
+	"github.com/tidemark/tidemark/bench"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "kernels" {
+		fmt.Fprintln(stderr, "usage: tidemark bench kernels [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop")
+		return errUsage
+	}
+	fs := newFlags("bench kernels", stderr)
+	ns := fs.String("n", "10000,100000,1000000", "batch sizes, comma-separated")
+	dims := fs.String("dim", "384,768,1536", "vector dimensions, comma-separated")
+	queries := fs.String("queries", "1,64", "queries per call, comma-separated")
+	k := fs.Int("k", 10, "results per query")
+	repeats := fs.Int("repeats", 5, "timed calls per row (min and median are reported)")
+	method := fs.String("method", "tidemark", "scoring method: "+methodList())
+	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy baseline in MiB")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	m, err := temporal.ParseMethod(*method)
+	if err != nil {
+		return err
+	}
+	cfg := bench.KernelsConfig{K: *k, Repeats: *repeats, Method: m, CopyBytes: *copyMiB << 20, Progress: stderr}
+	for _, f := range []struct {
+		s   string
+		dst *[]int
+	}{{*ns, &cfg.Ns}, {*dims, &cfg.Dims}, {*queries, &cfg.Queries}} {
+		if *f.dst, err = intList(f.s); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunKernels(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
+
+func intList(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("bad number %q in %q", f, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
