@@ -21,13 +21,44 @@ type epilogue struct {
 	pool bool
 	// lo/hi are the pool statistics, filled between the passes.
 	minSim, maxSim, minAge, maxAge float64
+	// confLambda is the ConfidenceEngine's decay rate ln 2 / H.
+	confLambda float64
+	// prunable is true when scoreBound is a valid upper bound (weighted
+	// sums); boundRest is the bound's similarity-independent part.
+	prunable  bool
+	boundRest float64
 }
 
 func newEpilogue(b *Batch, q *Query, p *temporal.Params) epilogue {
-	return epilogue{
+	e := epilogue{
 		b: b, q: &q.Time, p: p, groupLambda: q.GroupLambda,
-		pool: p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0,
+		pool:       p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0,
+		confLambda: temporal.Lambda(p.Confidence.HalfLife),
 	}
+	if p.Combine == temporal.CombineSum {
+		// temporal = decay·recency·multiplier·gate ≤ 1·1·max(1, boost)·max(1, gate), or
+		// OutOfWindow; confidence ≤ Confidence.Max; relational ≤ 0.3. Decay floors are
+		// at most 1 (Candidate.Validate) and the weights are non-negative (Params.Validate).
+		tmax := math.Max(math.Max(1, p.EventBoost)*math.Max(1, p.EventGateFactor), p.OutOfWindow)
+		e.boundRest = p.Weights.Time*tmax + p.Weights.Conf*p.Confidence.Max + p.Weights.Rel*0.3
+		e.prunable = true
+	}
+	return e
+}
+
+// scoreBound is an upper bound on the score of a row whose raw cosine is
+// sim, from the similarity alone; the transcendental part of the epilogue
+// is skipped for a row whose bound cannot beat the current k-th best.
+func (e *epilogue) scoreBound(sim float64) float64 {
+	x := sim
+	if e.p.NormalizeSim {
+		x = temporal.MinMax(sim, e.minSim, e.maxSim)
+	}
+	ub := e.p.Weights.Sim*x + e.boundRest
+	if pen := e.p.RelevancePenalty; e.p.RelevanceThreshold > 0 && pen*ub > ub {
+		ub = pen * ub // a penalty below 1 raises a negative score
+	}
+	return ub
 }
 
 // premask is every mask that needs no similarity (temporal.Mask minus the
@@ -125,11 +156,17 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 	}
 	w := p.Weights
 	if explain || (w.Conf != 0 && p.Combine == temporal.CombineSum) {
-		s.Confidence = temporal.Confidence(p.Confidence, float64(b.BaseConf[i]), q.At-float64(b.ConfFrom[i]),
-			float64(b.Positive[i]), float64(b.Negative[i]), float64(b.Access[i]))
+		// temporal.Confidence, with ln(1 + access) from the table.
+		c := &p.Confidence
+		decayed := float64(b.BaseConf[i]) * temporal.Decay(e.confLambda, q.At-float64(b.ConfFrom[i]), 0)
+		fb := math.Min(c.Max, math.Max(c.Min, decayed+c.AlphaPos*float64(b.Positive[i])-c.AlphaNeg*float64(b.Negative[i])))
+		s.Confidence = math.Min(c.Max, fb+c.Beta*log1pCount(float64(b.Access[i])))
 	}
 	if explain || (w.Rel != 0 && p.Combine == temporal.CombineSum) {
-		s.Relational = temporal.RelationalBonus(float64(b.Degree[i]))
+		// temporal.RelationalBonus, with ln(1 + degree) from the table.
+		if d := float64(b.Degree[i]); d > 0 {
+			s.Relational = math.Min(0.3, 0.1*log1pCount(d))
+		}
 	}
 	if p.RelevanceThreshold > 0 && s.SimNorm < p.RelevanceThreshold {
 		s.Penalty = p.RelevancePenalty
@@ -142,4 +179,20 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 		return s.Penalty * x * s.Temporal, s
 	}
 	return s.Penalty * (w.Sim*x + w.Time*s.Temporal + w.Conf*s.Confidence + w.Rel*s.Relational), s
+}
+
+// log1pTable[i] is math.Log1p(i): counters (accesses, degree) are small
+// integers, and a table lookup returns the identical float64.
+var log1pTable = func() (t [1024]float64) {
+	for i := range t {
+		t[i] = math.Log1p(float64(i))
+	}
+	return t
+}()
+
+func log1pCount(x float64) float64 {
+	if x >= 0 && x < float64(len(log1pTable)) && x == math.Trunc(x) {
+		return log1pTable[int(x)]
+	}
+	return math.Log1p(x)
 }

@@ -338,8 +338,27 @@ func TestScoreManyMatchesTopK(t *testing.T) {
 			for i := range qs {
 				qs[i] = testQuery(r, dim, 2)
 			}
-			for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodArticle, temporal.MethodVDD} {
+			// The same queries with one shared time context take the path
+			// that computes the query-independent signals once per row.
+			shared := make([]Query, len(qs))
+			for i := range qs {
+				shared[i] = qs[i]
+				shared[i].Time, shared[i].GroupLambda = q0.Time, q0.GroupLambda
+			}
+			for _, c := range []struct {
+				m     temporal.Method
+				qs    []Query
+				gates bool
+			}{
+				{temporal.MethodTidemark, qs, false}, {temporal.MethodArticle, qs, false}, {temporal.MethodVDD, qs, false},
+				{temporal.MethodTidemark, shared, false}, {temporal.MethodSmartVector, shared, true},
+				{temporal.MethodVDD, shared, false}, {temporal.MethodConfidence, shared, true},
+			} {
+				m, qs := c.m, c.qs
 				p := temporal.Preset(m)
+				if c.gates {
+					p.MinSim, p.StaleBelow = 0.02, 0.3
+				}
 				many, err := be.ScoreMany(context.Background(), b, qs, &p, 10, nil)
 				if err != nil {
 					t.Fatal(err)
@@ -555,6 +574,35 @@ func TestNoAllocationInSteadyState(t *testing.T) {
 		}
 		if a := testing.AllocsPerRun(20, func() { be.ScoreMany(ctx, b, qs, &p, 10, many) }); a != 0 {
 			t.Errorf("%v: ScoreMany allocates %v times per call", m, a)
+		}
+	}
+}
+
+// The tables behind the epilogue return exactly what the reference
+// computes, for integer counts and others.
+func TestLog1pCountIsExact(t *testing.T) {
+	for _, x := range []float64{0, 1, 2, 7, 100, 1023, 1024, 5000, 0.5, 3.25, 1e9} {
+		if got, want := log1pCount(x), math.Log1p(x); got != want {
+			t.Errorf("log1pCount(%v) = %v, want %v", x, got, want)
+		}
+		if x > 0 {
+			if got, want := math.Min(0.3, 0.1*log1pCount(x)), temporal.RelationalBonus(x); got != want {
+				t.Errorf("relational(%v) = %v, reference %v", x, got, want)
+			}
+		}
+	}
+	p := temporal.DefaultConfidence()
+	for _, access := range []float64{0, 3, 1023, 2000} {
+		b := &Batch{BaseConf: []float32{0.75}, ConfFrom: []float32{-30}, Positive: []float32{2}, Negative: []float32{1},
+			Access: []float32{float32(access)}, Degree: []float32{0}, Lambda: []float32{0}, Floor: []float32{0},
+			Created: []float32{-30}, ValidFrom: []float32{float32(math.Inf(-1))}, ValidTo: []float32{float32(math.Inf(1))},
+			Kind: []temporal.Kind{0}}
+		pp := temporal.Preset(temporal.MethodSmartVector)
+		q := Query{Time: temporal.At(0)}
+		e := newEpilogue(b, &q, &pp)
+		_, sig := e.signals(0, 0.5, true)
+		if want := temporal.Confidence(p, 0.75, 30, 2, 1, access); sig.Confidence != want {
+			t.Errorf("access %v: confidence %v, reference %v", access, sig.Confidence, want)
 		}
 	}
 }
