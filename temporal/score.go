@@ -328,6 +328,9 @@ func (c *Candidate) Validate() error {
 	if c.Access < 0 || c.Positive < 0 || c.Negative < 0 || c.Degree < 0 || c.Lambda < 0 || c.HalfLife < 0 {
 		return fmt.Errorf("%w: candidate %d: negative counter, degree, λ or half-life", ErrInvalid, c.ID)
 	}
+	if c.Floor < 0 || c.Floor > 1 {
+		return fmt.Errorf("%w: candidate %d: decay floor %v outside [0, 1]", ErrInvalid, c.ID, c.Floor)
+	}
 	if c.Kind >= numKinds || c.Status >= numStatuses {
 		return fmt.Errorf("%w: candidate %d: kind %d or status %d out of range", ErrInvalid, c.ID, c.Kind, c.Status)
 	}

@@ -91,6 +91,20 @@ func parsePublished(t *testing.T, path string) []published {
 	return out
 }
 
+// runArticle runs the four scenarios with the article's configuration.
+func runArticle(t *testing.T) []Scenario {
+	t.Helper()
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Run(c, ArticleConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 // The article prints three decimals; the issue asks for ±0.001.
 const tol = 0.001
 
@@ -105,14 +119,7 @@ func TestReproducesPublishedDemo(t *testing.T) {
 	if len(want) != 4 {
 		t.Fatalf("parsed %d published scenarios, want 4", len(want))
 	}
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Run(c, ArticleConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := runArticle(t)
 	if len(got) != len(want) {
 		t.Fatalf("ran %d scenarios, want %d", len(got), len(want))
 	}
@@ -156,14 +163,7 @@ func TestReproducesPublishedDemo(t *testing.T) {
 // TestMaskedReasons checks the reason code of every document removed before
 // ranking: the two expired versioned documents, in every scenario.
 func TestMaskedReasons(t *testing.T) {
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Run(c, ArticleConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := runArticle(t)
 	for i, s := range got {
 		reasons := map[string]temporal.Reason{}
 		for _, m := range s.Masked {
@@ -228,14 +228,7 @@ func TestParseRejectsBadCorpus(t *testing.T) {
 }
 
 func TestWriteShowsEverySignalAndReason(t *testing.T) {
-	c, err := Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Run(c, ArticleConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := runArticle(t)
 	var b bytes.Buffer
 	if err := Write(&b, "article", got); err != nil {
 		t.Fatal(err)
