@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidemark/tidemark/index"
+)
+
+// ANNData is a dataset in the format of ../shared/data/glove100/README.md:
+// PREFIX.meta ("N D NQ K"), PREFIX.base (N·D float32), PREFIX.query
+// (NQ·D float32) and PREFIX.gt (NQ·K int32 ids of the exact top-K by inner
+// product), all little-endian.
+type ANNData struct {
+	N, Dim, NQ, K int
+	Base, Query   []float32
+	GT            []int32
+}
+
+// maxANNElements bounds what LoadANN will allocate for one file.
+const maxANNElements = 1 << 31
+
+// LoadANN reads the dataset at prefix, checking every file's size against
+// the meta line.
+func LoadANN(prefix string) (*ANNData, error) {
+	meta, err := os.ReadFile(prefix + ".meta")
+	if err != nil {
+		return nil, err
+	}
+	var d ANNData
+	if _, err := fmt.Sscan(strings.TrimSpace(string(meta)), &d.N, &d.Dim, &d.NQ, &d.K); err != nil {
+		return nil, fmt.Errorf("bench: %s.meta: want \"N D NQ K\": %w", prefix, err)
+	}
+	if d.N <= 0 || d.Dim <= 0 || d.NQ <= 0 || d.K <= 0 || d.N*d.Dim > maxANNElements || d.NQ*d.Dim > maxANNElements {
+		return nil, fmt.Errorf("bench: %s.meta: implausible sizes %d %d %d %d", prefix, d.N, d.Dim, d.NQ, d.K)
+	}
+	if d.Base, err = readFloats(prefix+".base", d.N*d.Dim); err != nil {
+		return nil, err
+	}
+	if d.Query, err = readFloats(prefix+".query", d.NQ*d.Dim); err != nil {
+		return nil, err
+	}
+	raw, err := readExact(prefix+".gt", d.NQ*d.K*4)
+	if err != nil {
+		return nil, err
+	}
+	d.GT = make([]int32, d.NQ*d.K)
+	for i := range d.GT {
+		d.GT[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+		if d.GT[i] < 0 || int(d.GT[i]) >= d.N {
+			return nil, fmt.Errorf("bench: %s.gt: id %d out of range", prefix, d.GT[i])
+		}
+	}
+	return &d, nil
+}
+
+func readExact(path string, size int) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != size {
+		return nil, fmt.Errorf("bench: %s has %d bytes, the meta line implies %d", path, len(b), size)
+	}
+	return b, nil
+}
+
+func readFloats(path string, n int) ([]float32, error) {
+	raw, err := readExact(path, 4*n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// ANNConfig configures [RunANN]. A zero field takes its default.
+type ANNConfig struct {
+	// Prefix is the dataset (required).
+	Prefix string
+	// M and EfConstruction are the graph parameters (defaults 16 and 100,
+	// the issue's comparison setting).
+	M, EfConstruction int
+	// Efs are the search widths to measure (default 10, 20, 40, 80, 160,
+	// 320).
+	Efs []int
+	// BuildThreads is the number of inserting goroutines (default 1, as in
+	// the hnswlib harness's reference run).
+	BuildThreads int
+	// SearchThreads is the number of goroutines for the all-core rate
+	// (default GOMAXPROCS).
+	SearchThreads int
+	// Progress, when set, receives a line per measured row.
+	Progress io.Writer
+}
+
+func (c *ANNConfig) withDefaults() ANNConfig {
+	o := *c
+	if o.M == 0 {
+		o.M = 16
+	}
+	if o.EfConstruction == 0 {
+		o.EfConstruction = 100
+	}
+	if len(o.Efs) == 0 {
+		o.Efs = []int{10, 20, 40, 80, 160, 320}
+	}
+	if o.BuildThreads == 0 {
+		o.BuildThreads = 1
+	}
+	if o.SearchThreads == 0 {
+		o.SearchThreads = runtime.GOMAXPROCS(0)
+	}
+	return o
+}
+
+// ANNRow is one (system, ef) measurement.
+type ANNRow struct {
+	System string `json:"system"`
+	Ef     int    `json:"ef"`
+	// RecallAt10 is recall@K against the dataset's ground truth (K = 10
+	// for GloVe-100).
+	RecallAt10  float64  `json:"recall_at_10"`
+	QPS1Thread  float64  `json:"qps_1thread"`
+	QPSAllCores *float64 `json:"qps_all_cores"`
+	BuildS      float64  `json:"build_s"`
+	// MemoryBytes is the index's memory: heap growth for Go systems,
+	// resident-set growth for hnswlib; 0 when unknown.
+	MemoryBytes int64  `json:"memory_bytes,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+// RunTidemarkANN builds tidemark's HNSW on the dataset and measures every
+// ef.
+func RunTidemarkANN(ctx context.Context, d *ANNData, cfg ANNConfig) ([]ANNRow, error) {
+	c := cfg.withDefaults()
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	h, err := index.New(index.Options{Dim: d.Dim, M: c.M, EfConstruction: c.EfConstruction, Capacity: d.N})
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, c.BuildThreads)
+	var next sync.Mutex
+	i := 0
+	for t := 0; t < c.BuildThreads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				j := i
+				i++
+				next.Unlock()
+				if j >= d.N {
+					return
+				}
+				if err := h.Insert(uint64(j), d.Base[j*d.Dim:(j+1)*d.Dim]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	build := time.Since(start).Seconds()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	mem := int64(after.HeapInuse) - int64(before.HeapInuse)
+	progress(c.Progress, "tidemark: built %d×%d in %.2fs (%d threads), heap +%.1f MiB\n", d.N, d.Dim, build, c.BuildThreads, float64(mem)/(1<<20))
+	var rows []ANNRow
+	for _, ef := range c.Efs {
+		if err := ctx.Err(); err != nil {
+			return rows, err
+		}
+		row := ANNRow{System: "tidemark", Ef: ef, BuildS: build, MemoryBytes: mem}
+		opts := &index.SearchOptions{Ef: ef}
+		hits := 0
+		t0 := time.Now()
+		for qi := 0; qi < d.NQ; qi++ {
+			res, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts)
+			if err != nil {
+				return rows, err
+			}
+			hits += countHits(res, d.GT[qi*d.K:(qi+1)*d.K])
+		}
+		row.QPS1Thread = float64(d.NQ) / time.Since(t0).Seconds()
+		row.RecallAt10 = float64(hits) / float64(d.NQ*d.K)
+		// All cores: the same queries split over SearchThreads goroutines.
+		t0 = time.Now()
+		var swg sync.WaitGroup
+		var serr error
+		var emu sync.Mutex
+		per := (d.NQ + c.SearchThreads - 1) / c.SearchThreads
+		for t := 0; t < c.SearchThreads; t++ {
+			lo, hi := min(d.NQ, t*per), min(d.NQ, (t+1)*per)
+			swg.Add(1)
+			go func() {
+				defer swg.Done()
+				for qi := lo; qi < hi; qi++ {
+					if _, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts); err != nil {
+						emu.Lock()
+						serr = errors.Join(serr, err)
+						emu.Unlock()
+						return
+					}
+				}
+			}()
+		}
+		swg.Wait()
+		if serr != nil {
+			return rows, serr
+		}
+		all := float64(d.NQ) / time.Since(t0).Seconds()
+		row.QPSAllCores = &all
+		rows = append(rows, row)
+		progress(c.Progress, "tidemark ef=%d: recall@%d %.3f, %.0f q/s 1 thread, %.0f q/s %d threads\n", ef, d.K, row.RecallAt10, row.QPS1Thread, all, c.SearchThreads)
+	}
+	return rows, nil
+}
+
+func countHits(res []index.Result, gt []int32) int {
+	n := 0
+	for _, r := range res {
+		for _, g := range gt {
+			if uint64(g) == r.Key {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

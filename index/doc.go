@@ -1,0 +1,45 @@
+// Package index is tidemark's approximate nearest-neighbour index over the
+// visible surface of memories, and the typed-link graph that keeps archived
+// memories reachable from it.
+//
+// # HNSW
+//
+// [HNSW] is a hierarchical navigable small world graph (Malkov & Yashunin,
+// "Efficient and robust approximate nearest neighbor search using
+// Hierarchical Navigable Small World graphs", 2016/2018) following
+// hnswlib's algorithm: levels drawn with multiplier 1/ln M, greedy descent
+// through the upper layers, a beam search of width ef at the bottom, and
+// hnswlib's neighbour-selection heuristic (a candidate is kept only if it is
+// closer to the new element than to every neighbour already kept). The
+// metric is cosine similarity, computed as the dot product of vectors
+// normalised at insert through package simd.
+//
+// Layout: the vectors live in one contiguous arena aligned to 64 bytes;
+// nodes have uint32 internal ids and a key ↔ id map; layer 0 stores a
+// fixed-size block of 2M neighbours per node, the upper layers M.
+//
+// Deletes are tombstones: a deleted node still routes searches but is never
+// returned, and [HNSW.Compact] repairs the neighbourhoods around deleted
+// nodes and removes them, so deletes do not degrade recall over time.
+//
+// # Concurrency
+//
+// An HNSW is safe for concurrent use: inserts, deletes and searches may run
+// from any number of goroutines. Each node's neighbour lists are written
+// under that node's lock and read with atomic loads; growing the arrays and
+// compaction take an exclusive lock for their duration.
+//
+// # Persistence
+//
+// [HNSW.Save] writes a flat, versioned file with a CRC-32C; [Load] reads it
+// back without rebuilding the graph. A truncated or corrupt file is an error
+// wrapping [ErrCorrupt], never a panic.
+//
+// # Typed links
+//
+// [LinkGraph] holds the typed links of All-Mem (version, sibling, temporal,
+// semantic) and SmartVector (depends_on, depended_by, contradicts) between
+// memories, visible or archived, with the deterministic degree caps of
+// All-Mem Appendix B, budgeted hop-bounded expansion, and the no-orphan
+// check.
+package index

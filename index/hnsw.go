@@ -1,0 +1,520 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tidemark/tidemark/simd"
+)
+
+// Options configure an HNSW index. A zero field takes its default.
+type Options struct {
+	// Dim is the vector dimension (required).
+	Dim int
+	// M is the number of neighbours per node on the upper layers; layer 0
+	// keeps 2M (default 16).
+	M int
+	// EfConstruction is the beam width while inserting (default 100).
+	EfConstruction int
+	// Ef is the search beam width when SearchOptions.Ef is zero
+	// (default 64). The effective width is never below k.
+	Ef int
+	// Capacity is the number of nodes to allocate room for up front; the
+	// index grows past it by doubling (default 1024).
+	Capacity int
+	// Seed seeds the level generator (default 42), so that the same
+	// inserts in the same order build the same graph.
+	Seed uint64
+}
+
+func (o *Options) withDefaults() Options {
+	d := *o
+	if d.M == 0 {
+		d.M = 16
+	}
+	if d.EfConstruction == 0 {
+		d.EfConstruction = 100
+	}
+	if d.Ef == 0 {
+		d.Ef = 64
+	}
+	if d.Capacity == 0 {
+		d.Capacity = 1024
+	}
+	if d.Seed == 0 {
+		d.Seed = 42
+	}
+	return d
+}
+
+// Validate names the first field out of range (after defaults).
+func (o *Options) Validate() error {
+	d := o.withDefaults()
+	switch {
+	case d.Dim <= 0 || d.Dim > maxDim:
+		return fmt.Errorf("%w: Options.Dim = %d, want 1…%d", ErrOptions, d.Dim, maxDim)
+	case d.M < 2 || d.M > maxM:
+		return fmt.Errorf("%w: Options.M = %d, want 2…%d", ErrOptions, d.M, maxM)
+	case d.EfConstruction < 1:
+		return fmt.Errorf("%w: Options.EfConstruction = %d", ErrOptions, d.EfConstruction)
+	case d.Ef < 1:
+		return fmt.Errorf("%w: Options.Ef = %d", ErrOptions, d.Ef)
+	case d.Capacity < 1:
+		return fmt.Errorf("%w: Options.Capacity = %d", ErrOptions, d.Capacity)
+	}
+	return nil
+}
+
+const (
+	maxDim   = 1 << 16
+	maxM     = 512
+	maxLevel = 48
+	none     = math.MaxUint32
+	// lockStripes is the number of node locks; node i uses i % lockStripes.
+	lockStripes = 4096
+)
+
+// HNSW is a hierarchical navigable small world graph over unit vectors,
+// keyed by uint64. It is safe for concurrent use.
+type HNSW struct {
+	dim, m, m0, efc, ef int
+	mult                float64
+	lines               int // cache lines per vector to prefetch (≤ 8)
+
+	// mu is held exclusively to grow the arrays, to assign a node, to
+	// delete and to compact; shared by everything that reads the arrays.
+	mu sync.RWMutex
+	// The node arrays, indexed by internal id. Their headers change only
+	// under mu held exclusively; vectors, levels and keys of a node are
+	// written once, before the node is linked; the neighbour lists are
+	// written under the node's stripe lock and read atomically.
+	arena  []float32  // the aligned backing store of vecs
+	vecs   []float32  // n·dim, unit rows
+	links0 []uint32   // per node: count, then 2M ids
+	upper  [][]uint32 // per node: for levels 1…L, count then M ids
+	levels []uint8
+	keys   []uint64
+	dead   []uint32 // tombstone bits
+	n      int      // nodes allocated
+	live   int      // nodes not deleted
+	byKey  map[uint64]uint32
+	rng    *rand.Rand
+	seed   uint64
+
+	// top packs the entry point (low 32 bits) and the top level + 1 (high
+	// 32 bits, 0 for an empty graph) so both are read in one atomic load.
+	top   atomic.Uint64
+	topMu sync.Mutex // held by an insert that raises the top level
+
+	locks [lockStripes]sync.Mutex
+	pool  sync.Pool // *searcher
+}
+
+// New returns an empty index.
+func New(opts Options) (*HNSW, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.withDefaults()
+	h := &HNSW{
+		dim: o.Dim, m: o.M, m0: 2 * o.M, efc: o.EfConstruction, ef: o.Ef,
+		mult:  1 / math.Log(float64(o.M)),
+		lines: min(8, (4*o.Dim+63)/64),
+		byKey: make(map[uint64]uint32, o.Capacity),
+		rng:   rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
+		seed:  o.Seed,
+	}
+	h.grow(o.Capacity)
+	return h, nil
+}
+
+// Dim returns the vector dimension.
+func (h *HNSW) Dim() int { return h.dim }
+
+// Len returns the number of live (not deleted) keys.
+func (h *HNSW) Len() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.live
+}
+
+// Deleted returns the number of tombstoned nodes awaiting Compact.
+func (h *HNSW) Deleted() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.n - h.live
+}
+
+// Contains reports whether key is present and not deleted.
+func (h *HNSW) Contains(key uint64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.byKey[key]
+	return ok
+}
+
+// alignedFloats returns a slice of n float32s whose first element is
+// 64-byte aligned.
+func alignedFloats(n int) (backing, aligned []float32) {
+	backing = make([]float32, n+16)
+	off := 0
+	if r := uintptr(unsafe.Pointer(&backing[0])) % 64; r != 0 {
+		off = int((64 - r) / 4)
+	}
+	return backing, backing[off : off+n : off+n]
+}
+
+// grow makes room for capacity nodes; mu must be held exclusively (or the
+// index not yet shared).
+func (h *HNSW) grow(capacity int) {
+	if capacity <= len(h.levels) {
+		return
+	}
+	arena, vecs := alignedFloats(capacity * h.dim)
+	copy(vecs, h.vecs[:h.n*h.dim])
+	links0 := make([]uint32, capacity*(h.m0+1))
+	copy(links0, h.links0[:h.n*(h.m0+1)])
+	upper := make([][]uint32, capacity)
+	copy(upper, h.upper)
+	levels := make([]uint8, capacity)
+	copy(levels, h.levels)
+	keys := make([]uint64, capacity)
+	copy(keys, h.keys)
+	dead := make([]uint32, (capacity+31)/32)
+	copy(dead, h.dead)
+	h.arena, h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = arena, vecs, links0, upper, levels, keys, dead
+}
+
+// unitVector validates v and writes v/‖v‖ to dst.
+func unitVector(v, dst []float32, dim int) error {
+	if len(v) != dim {
+		return fmt.Errorf("%w: got %d, index has %d", ErrDimension, len(v), dim)
+	}
+	var ss float64
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: element %d is %v", ErrNotFinite, i, x)
+		}
+		ss += float64(x) * float64(x)
+	}
+	if ss == 0 {
+		return ErrZeroVector
+	}
+	inv := 1 / math.Sqrt(ss)
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	return nil
+}
+
+func (h *HNSW) vec(id uint32) []float32 {
+	o := int(id) * h.dim
+	return h.vecs[o : o+h.dim : o+h.dim]
+}
+
+func (h *HNSW) isDead(id uint32) bool {
+	return atomic.LoadUint32(&h.dead[id/32])&(1<<(id%32)) != 0
+}
+
+// list returns node id's neighbour block at level: element 0 is the count.
+func (h *HNSW) list(id uint32, level int) []uint32 {
+	if level == 0 {
+		o := int(id) * (h.m0 + 1)
+		return h.links0[o : o+h.m0+1 : o+h.m0+1]
+	}
+	o := (level - 1) * (h.m + 1)
+	return h.upper[id][o : o+h.m+1 : o+h.m+1]
+}
+
+func (h *HNSW) lock(id uint32) *sync.Mutex { return &h.locks[id%lockStripes] }
+
+// dist is the cosine distance 1 − q·v of unit vectors.
+func (h *HNSW) dist(q []float32, id uint32) float32 { return 1 - dotUnit(q, h.vec(id)) }
+
+// dotUnit is the dot product of two vectors of the index's dimension.
+func dotUnit(a, b []float32) float32 { return simd.Dot(a, b) }
+
+func (h *HNSW) randomLevel() int {
+	l := int(-math.Log(1-h.rng.Float64()) * h.mult)
+	return min(l, maxLevel)
+}
+
+// Insert adds key with vector v (normalised on the way in). It returns
+// ErrExists if key is present; a deleted key may be inserted again.
+func (h *HNSW) Insert(key uint64, v []float32) error {
+	q := make([]float32, h.dim)
+	if err := unitVector(v, q, h.dim); err != nil {
+		return err
+	}
+
+	// Assign a node under the exclusive lock.
+	h.mu.Lock()
+	if _, ok := h.byKey[key]; ok {
+		h.mu.Unlock()
+		return fmt.Errorf("%w: %d", ErrExists, key)
+	}
+	if h.n == none {
+		h.mu.Unlock()
+		return ErrFull
+	}
+	if h.n == len(h.levels) {
+		h.grow(min(2*len(h.levels), none))
+	}
+	id := uint32(h.n)
+	level := h.randomLevel()
+	copy(h.vec(id), q)
+	h.levels[id], h.keys[id] = uint8(level), key
+	if level > 0 {
+		h.upper[id] = make([]uint32, level*(h.m+1))
+	}
+	h.byKey[key] = id
+	h.n++
+	h.live++
+	if h.top.Load() == 0 {
+		h.top.Store(uint64(level+1)<<32 | uint64(id))
+		h.mu.Unlock()
+		return nil
+	}
+	h.mu.Unlock()
+
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	top := h.top.Load()
+	if level >= int(top>>32) {
+		// This node may become the new entry point: like hnswlib, hold the
+		// top lock for the whole insert so no other insert raises the top
+		// level meanwhile, then re-read the entry point.
+		h.topMu.Lock()
+		defer h.topMu.Unlock()
+		top = h.top.Load()
+	}
+	ep, topLevel := uint32(top), int(top>>32)-1
+	s := h.searcher()
+	defer h.pool.Put(s)
+	q = h.vec(id)
+	epd := h.dist(q, ep)
+	for l := topLevel; l > level; l-- {
+		ep, epd = h.greedy(q, ep, epd, l)
+	}
+	for l := min(level, topLevel); l >= 0; l-- {
+		s.layer(h, q, ep, epd, h.efc, l, false, nil)
+		ep, epd = h.connect(s, id, l, ep, epd)
+	}
+	if level > topLevel {
+		h.top.Store(uint64(level+1)<<32 | uint64(id))
+	}
+	return nil
+}
+
+// greedy walks level l from ep to a local minimum of the distance to q.
+func (h *HNSW) greedy(q []float32, ep uint32, epd float32, l int) (uint32, float32) {
+	for changed := true; changed; {
+		changed = false
+		blk := h.list(ep, l)
+		cnt := atomic.LoadUint32(&blk[0])
+		for i := uint32(1); i <= cnt; i++ {
+			nb := atomic.LoadUint32(&blk[i])
+			if d := h.dist(q, nb); d < epd {
+				ep, epd, changed = nb, d, true
+			}
+		}
+	}
+	return ep, epd
+}
+
+// connect links node id at level l to its selected neighbours among the
+// searcher's results and back, and returns the closest result as the next
+// entry point (hnswlib's mutuallyConnectNewElement).
+func (h *HNSW) connect(s *searcher, id uint32, l int, ep uint32, epd float32) (uint32, float32) {
+	cands := s.res.sorted(s.sel[:0]) // ascending distance
+	// A concurrent insert may have linked this node already, so the search
+	// can meet it: never select a node as its own neighbour. Tombstoned
+	// nodes route the search but are never selected: a link slot spent on
+	// a deleted node is lost to the live graph (and a re-inserted vector
+	// would compete with its own deleted copy at distance zero).
+	j := 0
+	for _, c := range cands {
+		if c.id != id && !h.isDead(c.id) {
+			cands[j] = c
+			j++
+		}
+	}
+	cands = cands[:j]
+	if len(cands) == 0 {
+		s.sel = cands
+		return ep, epd
+	}
+	next, nextD := cands[0].id, cands[0].d
+	// Copied out: pruning the neighbours' lists below reuses s.keep.
+	selected := append(s.nbrs[:0], h.heuristic(cands, h.m, s)...)
+	s.nbrs = selected
+	s.sel = cands[:0]
+	mmax := h.m
+	if l == 0 {
+		mmax = h.m0
+	}
+	// The new node's own list.
+	mu := h.lock(id)
+	mu.Lock()
+	blk := h.list(id, l)
+	for i, c := range selected {
+		atomic.StoreUint32(&blk[i+1], c.id)
+	}
+	atomic.StoreUint32(&blk[0], uint32(len(selected)))
+	mu.Unlock()
+	// And each neighbour's list.
+	for _, c := range selected {
+		nb := c.id
+		mu := h.lock(nb)
+		mu.Lock()
+		blk := h.list(nb, l)
+		cnt := int(atomic.LoadUint32(&blk[0]))
+		if cnt < mmax {
+			atomic.StoreUint32(&blk[cnt+1], id)
+			atomic.StoreUint32(&blk[0], uint32(cnt+1))
+			mu.Unlock()
+			continue
+		}
+		// Full: choose mmax among the current neighbours and the new node.
+		nv := h.vec(nb)
+		pool := append(s.tmp[:0], distID{c.d, id})
+		for i := 1; i <= cnt; i++ {
+			if x := atomic.LoadUint32(&blk[i]); !h.isDead(x) {
+				pool = append(pool, distID{h.dist(nv, x), x})
+			}
+		}
+		sortByDist(pool)
+		keep := h.heuristic(pool, mmax, s)
+		for i, k := range keep {
+			atomic.StoreUint32(&blk[i+1], k.id)
+		}
+		atomic.StoreUint32(&blk[0], uint32(len(keep)))
+		s.tmp = pool[:0]
+		mu.Unlock()
+	}
+	return next, nextD
+}
+
+// heuristic is hnswlib's getNeighborsByHeuristic2: walking the candidates
+// from the closest, keep one only if it is closer to the base than to every
+// candidate already kept, until m are kept. cands must be sorted by
+// ascending distance to the base; the result reuses s.keep.
+func (h *HNSW) heuristic(cands []distID, m int, s *searcher) []distID {
+	if len(cands) <= m {
+		return append(s.keep[:0], cands...)
+	}
+	keep := s.keep[:0]
+	for _, c := range cands {
+		if len(keep) == m {
+			break
+		}
+		cv := h.vec(c.id)
+		good := true
+		for _, k := range keep {
+			if 1-dotUnit(cv, h.vec(k.id)) < c.d {
+				good = false
+				break
+			}
+		}
+		if good {
+			keep = append(keep, c)
+		}
+	}
+	s.keep = keep
+	return keep
+}
+
+// Delete tombstones key: it is never returned again, and Compact removes
+// it from the graph. It returns ErrNotFound for an unknown or deleted key.
+func (h *HNSW) Delete(key uint64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, ok := h.byKey[key]
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrNotFound, key)
+	}
+	delete(h.byKey, key)
+	atomic.OrUint32(&h.dead[id/32], 1<<(id%32))
+	h.live--
+	return nil
+}
+
+// SearchOptions tune one search. A nil *SearchOptions means the defaults.
+type SearchOptions struct {
+	// Ef is the beam width (default Options.Ef; never below k).
+	Ef int
+	// Filter, when set, is called inside the search loop for each
+	// candidate key; a key it rejects still routes the search but is never
+	// returned (like a tombstone).
+	Filter func(key uint64) bool
+}
+
+// Result is one neighbour.
+type Result struct {
+	Key uint64
+	// Score is the cosine similarity to the query.
+	Score float32
+}
+
+// Search returns the k nearest live keys to q by cosine similarity, best
+// first. q need not be normalised.
+func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptions) ([]Result, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("%w: k = %d", ErrOptions, k)
+	}
+	ef := h.ef
+	var filter func(uint64) bool
+	if opts != nil {
+		if opts.Ef < 0 {
+			return nil, fmt.Errorf("%w: SearchOptions.Ef = %d", ErrOptions, opts.Ef)
+		}
+		if opts.Ef > 0 {
+			ef = opts.Ef
+		}
+		filter = opts.Filter
+	}
+	ef = max(ef, k)
+	s := h.searcher()
+	defer h.pool.Put(s)
+	s.q = growF(s.q, h.dim)
+	if err := unitVector(q, s.q, h.dim); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if k == 0 {
+		return nil, nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	top := h.top.Load()
+	if top == 0 {
+		return nil, nil
+	}
+	ep, topLevel := uint32(top), int(top>>32)-1
+	epd := h.dist(s.q, ep)
+	for l := topLevel; l > 0; l-- {
+		ep, epd = h.greedy(s.q, ep, epd, l)
+	}
+	s.layer(h, s.q, ep, epd, ef, 0, true, filter)
+	res := s.res.sorted(s.sel[:0])
+	out := make([]Result, 0, min(k, len(res)))
+	for _, r := range res[:min(k, len(res))] {
+		out = append(out, Result{Key: h.keys[r.id], Score: 1 - r.d})
+	}
+	s.sel = res[:0]
+	return out, nil
+}
+
+func growF(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}

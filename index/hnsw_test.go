@@ -1,0 +1,551 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+)
+
+func randUnit(r *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+// mixture is a fixed set of cluster centres: data and queries drawn from
+// it resemble real embeddings more than uniform noise does, where every
+// neighbour is equally far.
+type mixture [][]float32
+
+func newMixture(r *rand.Rand, centres, dim int) mixture {
+	m := make(mixture, centres)
+	for i := range m {
+		m[i] = randUnit(r, dim)
+	}
+	return m
+}
+
+// sample returns n vectors around the mixture's centres.
+func (cs mixture) sample(r *rand.Rand, n int) [][]float32 {
+	dim := len(cs[0])
+	out := make([][]float32, n)
+	for i := range out {
+		c := cs[r.IntN(len(cs))]
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = c[j] + 0.6*float32(r.NormFloat64())
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// bruteForce returns the exact top-k keys among live, by cosine.
+func bruteForce(vecs map[uint64][]float32, q []float32, k int) []uint64 {
+	qn := make([]float32, len(q))
+	_ = unitVector(q, qn, len(q))
+	type kv struct {
+		key uint64
+		s   float64
+	}
+	var all []kv
+	for key, v := range vecs {
+		vn := make([]float32, len(v))
+		_ = unitVector(v, vn, len(v))
+		var s float64
+		for i := range vn {
+			s += float64(vn[i]) * float64(qn[i])
+		}
+		all = append(all, kv{key, s})
+	}
+	sort.Slice(all, func(a, b int) bool {
+		if all[a].s != all[b].s {
+			return all[a].s > all[b].s
+		}
+		return all[a].key < all[b].key
+	})
+	out := make([]uint64, 0, k)
+	for _, x := range all[:min(k, len(all))] {
+		out = append(out, x.key)
+	}
+	return out
+}
+
+// recall measures recall@k of h against brute force over vecs.
+func recall(t testing.TB, h *HNSW, vecs map[uint64][]float32, queries [][]float32, k, ef int) float64 {
+	t.Helper()
+	hits, total := 0, 0
+	for _, q := range queries {
+		got, err := h.Search(context.Background(), q, k, &SearchOptions{Ef: ef})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bruteForce(vecs, q, k)
+		set := map[uint64]bool{}
+		for _, w := range want {
+			set[w] = true
+		}
+		for _, g := range got {
+			if set[g.Key] {
+				hits++
+			}
+		}
+		total += len(want)
+	}
+	return float64(hits) / float64(total)
+}
+
+func TestRecallAgainstBruteForce(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n, dim = 3000, 32
+	mix := newMixture(r, 20, dim)
+	data := mix.sample(r, n)
+	h, err := New(Options{Dim: dim, M: 12, EfConstruction: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := map[uint64][]float32{}
+	for i, v := range data {
+		key := uint64(i*7 + 3)
+		if err := h.Insert(key, v); err != nil {
+			t.Fatal(err)
+		}
+		vecs[key] = v
+	}
+	queries := mix.sample(r, 200)
+	for _, c := range []struct {
+		ef   int
+		want float64
+	}{{10, 0.90}, {64, 0.99}, {200, 0.99}} { // measured 0.936, 1.0, 1.0
+		got := recall(t, h, vecs, queries, 10, c.ef)
+		t.Logf("ef=%d recall@10 = %.4f", c.ef, got)
+		if got < c.want {
+			t.Errorf("ef=%d: recall@10 = %.4f, want ≥ %.2f", c.ef, got, c.want)
+		}
+	}
+	if h.Len() != n {
+		t.Errorf("Len = %d, want %d", h.Len(), n)
+	}
+}
+
+func buildIndex(t testing.TB, r *rand.Rand, mix mixture, n int) (*HNSW, map[uint64][]float32) {
+	t.Helper()
+	h, err := New(Options{Dim: len(mix[0]), M: 12, EfConstruction: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := map[uint64][]float32{}
+	for i, v := range mix.sample(r, n) {
+		if err := h.Insert(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+		vecs[uint64(i)] = v
+	}
+	return h, vecs
+}
+
+// churnEf is low enough that recall is below 1 on the test mixture, so a
+// degradation would show.
+const churnEf = 12
+
+// Deleting and re-inserting 30% of the set: deleted keys are never
+// returned, and after Compact the recall is back to the fresh build's.
+func TestDeleteReinsertRecall(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const n, dim = 3000, 32
+	mix := newMixture(r, 20, dim)
+	h, vecs := buildIndex(t, r, mix, n)
+	queries := mix.sample(r, 150)
+	fresh := recall(t, h, vecs, queries, 10, churnEf)
+
+	gone := map[uint64]bool{}
+	for _, i := range r.Perm(n)[:n*3/10] {
+		key := uint64(i)
+		if err := h.Delete(key); err != nil {
+			t.Fatal(err)
+		}
+		gone[key] = true
+	}
+	if h.Len() != n-len(gone) || h.Deleted() != len(gone) {
+		t.Fatalf("Len %d Deleted %d after deleting %d", h.Len(), h.Deleted(), len(gone))
+	}
+	liveVecs := map[uint64][]float32{}
+	for k, v := range vecs {
+		if !gone[k] {
+			liveVecs[k] = v
+		}
+	}
+	for _, q := range queries {
+		res, _ := h.Search(context.Background(), q, 20, nil)
+		for _, x := range res {
+			if gone[x.Key] {
+				t.Fatalf("deleted key %d returned", x.Key)
+			}
+		}
+	}
+	afterDelete := recall(t, h, liveVecs, queries, 10, churnEf)
+	// Re-insert the same keys, churned twice, without compaction.
+	for round := 0; round < 2; round++ {
+		for k := range gone {
+			if err := h.Insert(k, vecs[k]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if round == 0 {
+			for k := range gone {
+				if err := h.Delete(k); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	churned := recall(t, h, vecs, queries, 10, churnEf)
+	removed := h.Compact()
+	compacted := recall(t, h, vecs, queries, 10, churnEf)
+	t.Logf("recall@10 ef=%d: fresh %.4f, after deleting 30%% %.4f, re-inserted twice %.4f, compacted %.4f (removed %d)",
+		churnEf, fresh, afterDelete, churned, compacted, removed)
+	if removed != 2*len(gone) || h.Deleted() != 0 || h.Len() != n {
+		t.Errorf("Compact removed %d, Deleted %d, Len %d; want %d, 0, %d", removed, h.Deleted(), h.Len(), 2*len(gone), n)
+	}
+	if compacted < fresh-0.02 {
+		t.Errorf("after churn and Compact recall %.4f, fresh %.4f", compacted, fresh)
+	}
+	if afterDelete < fresh-0.05 {
+		t.Errorf("tombstones degraded recall to %.4f from %.4f", afterDelete, fresh)
+	}
+	// The compacted graph keeps working: more inserts and searches.
+	for i := 0; i < 200; i++ {
+		key := uint64(n + i)
+		v := mix.sample(r, 1)[0]
+		if err := h.Insert(key, v); err != nil {
+			t.Fatal(err)
+		}
+		vecs[key] = v
+	}
+	if got := recall(t, h, vecs, queries, 10, churnEf); got < fresh-0.03 {
+		t.Errorf("after compaction and 200 inserts recall %.4f", got)
+	}
+}
+
+func TestCompactEverything(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	h, vecs := buildIndex(t, r, newMixture(r, 20, 8), 300)
+	for k := range vecs {
+		if err := h.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.Compact(); got != 300 || h.Len() != 0 {
+		t.Fatalf("Compact = %d, Len = %d", got, h.Len())
+	}
+	if res, err := h.Search(context.Background(), vecs[1], 5, nil); err != nil || len(res) != 0 {
+		t.Fatalf("search of an emptied index: %v %v", res, err)
+	}
+	if err := h.Insert(7, vecs[7]); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := h.Search(context.Background(), vecs[7], 1, nil); len(res) != 1 || res[0].Key != 7 {
+		t.Fatalf("insert after emptying: %v", res)
+	}
+}
+
+// Concurrent inserts, deletes and searches (run with -race); afterwards
+// every live key finds itself and no deleted key is returned.
+func TestConcurrentStress(t *testing.T) {
+	const dim, writers, readers, per = 16, 4, 4, 400
+	h, err := New(Options{Dim: dim, M: 8, EfConstruction: 60, Capacity: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	vecs := map[uint64][]float32{}
+	deleted := map[uint64]bool{}
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 9))
+			for i := 0; i < per; i++ {
+				key := uint64(w*per + i)
+				v := randUnit(r, dim)
+				if err := h.Insert(key, v); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				vecs[key] = v
+				mu.Unlock()
+				if i%5 == 4 {
+					victim := uint64(w*per + r.IntN(i))
+					mu.Lock()
+					if !deleted[victim] {
+						if err := h.Delete(victim); err != nil {
+							t.Error(err)
+						}
+						deleted[victim] = true
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for rd := 0; rd < readers; rd++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(rd), 10))
+			for i := 0; i < 300; i++ {
+				if _, err := h.Search(context.Background(), randUnit(r, dim), 5, &SearchOptions{Ef: 20}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if h.Len() != len(vecs)-len(deleted) {
+		t.Fatalf("Len %d, want %d", h.Len(), len(vecs)-len(deleted))
+	}
+	found := 0
+	for key, v := range vecs {
+		res, err := h.Search(context.Background(), v, 3, &SearchOptions{Ef: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res {
+			if deleted[x.Key] {
+				t.Fatalf("deleted key %d returned", x.Key)
+			}
+		}
+		if !deleted[key] && len(res) > 0 && res[0].Key == key {
+			found++
+		}
+	}
+	live := len(vecs) - len(deleted)
+	if frac := float64(found) / float64(live); frac < 0.95 {
+		t.Errorf("only %.3f of live keys find themselves", frac)
+	}
+}
+
+func TestFilterAndEdgeCases(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	h, vecs := buildIndex(t, r, newMixture(r, 20, 16), 500)
+	even := func(k uint64) bool { return k%2 == 0 }
+	res, err := h.Search(context.Background(), vecs[3], 10, &SearchOptions{Filter: even})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 10 {
+		t.Fatalf("%d results with a filter, want 10", len(res))
+	}
+	for i, x := range res {
+		if x.Key%2 != 0 {
+			t.Errorf("filter let odd key %d through", x.Key)
+		}
+		if i > 0 && x.Score > res[i-1].Score {
+			t.Errorf("results out of order at %d", i)
+		}
+	}
+	self, _ := h.Search(context.Background(), vecs[42], 1, nil)
+	if len(self) != 1 || self[0].Key != 42 || self[0].Score < 0.9999 {
+		t.Errorf("self search: %+v", self)
+	}
+	if res, _ := h.Search(context.Background(), vecs[1], 0, nil); len(res) != 0 {
+		t.Errorf("k = 0 returned %v", res)
+	}
+	if res, _ := h.Search(context.Background(), vecs[1], 1000, nil); len(res) != 500 {
+		t.Errorf("k > n returned %d", len(res))
+	}
+	empty, _ := New(Options{Dim: 16})
+	if res, err := empty.Search(context.Background(), vecs[1], 5, nil); err != nil || len(res) != 0 {
+		t.Errorf("empty index: %v %v", res, err)
+	}
+}
+
+func TestRejectsBadInput(t *testing.T) {
+	h, _ := New(Options{Dim: 4})
+	ctx := context.Background()
+	nan := float32(math.NaN())
+	for name, c := range map[string]struct {
+		err  error
+		want error
+	}{
+		"insert dim":  {h.Insert(1, []float32{1, 2, 3}), ErrDimension},
+		"insert NaN":  {h.Insert(1, []float32{1, nan, 0, 0}), ErrNotFinite},
+		"insert Inf":  {h.Insert(1, []float32{float32(math.Inf(1)), 0, 0, 0}), ErrNotFinite},
+		"insert zero": {h.Insert(1, []float32{0, 0, 0, 0}), ErrZeroVector},
+		"delete none": {h.Delete(99), ErrNotFound},
+		"options dim": {func() error { _, err := New(Options{}); return err }(), ErrOptions},
+		"options M":   {func() error { _, err := New(Options{Dim: 4, M: 1}); return err }(), ErrOptions},
+		"options ef":  {func() error { _, err := New(Options{Dim: 4, Ef: -3}); return err }(), ErrOptions},
+		"search dim":  {func() error { _, err := h.Search(ctx, []float32{1}, 1, nil); return err }(), ErrDimension},
+		"search NaN":  {func() error { _, err := h.Search(ctx, []float32{nan, 0, 0, 1}, 1, nil); return err }(), ErrNotFinite},
+		"search k":    {func() error { _, err := h.Search(ctx, []float32{1, 0, 0, 0}, -1, nil); return err }(), ErrOptions},
+		"search ef":   {func() error { _, err := h.Search(ctx, []float32{1, 0, 0, 0}, 1, &SearchOptions{Ef: -1}); return err }(), ErrOptions},
+	} {
+		if !errors.Is(c.err, c.want) {
+			t.Errorf("%s: %v, want %v", name, c.err, c.want)
+		}
+	}
+	if h.Len() != 0 {
+		t.Errorf("rejected inserts left %d keys", h.Len())
+	}
+	if err := h.Insert(1, []float32{1, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Insert(1, []float32{0, 1, 0, 0}); !errors.Is(err, ErrExists) {
+		t.Errorf("duplicate insert: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := h.Search(cancelled, []float32{1, 0, 0, 0}, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled search: %v", err)
+	}
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	mix := newMixture(r, 20, 16)
+	h, vecs := buildIndex(t, r, mix, 800)
+	for k := uint64(0); k < 50; k++ {
+		if err := h.Delete(k * 3); err != nil {
+			t.Fatal(err)
+		}
+		delete(vecs, k*3)
+	}
+	path := filepath.Join(t.TempDir(), "idx.hnsw")
+	if err := h.SaveFile(path); err != nil {
+		t.Fatal(err)
+	}
+	g, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != h.Len() || g.Deleted() != h.Deleted() {
+		t.Fatalf("loaded Len %d Deleted %d, saved %d %d", g.Len(), g.Deleted(), h.Len(), h.Deleted())
+	}
+	for _, q := range mix.sample(r, 50) {
+		a, _ := h.Search(context.Background(), q, 10, nil)
+		b, _ := g.Search(context.Background(), q, 10, nil)
+		if len(a) != len(b) {
+			t.Fatalf("result counts differ: %d vs %d", len(a), len(b))
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("result %d differs: %+v vs %+v", i, a[i], b[i])
+			}
+		}
+	}
+	// The loaded index keeps working: inserts, deletes, compaction.
+	if err := g.Insert(5000, vecs[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Delete(1); err != nil {
+		t.Fatal(err)
+	}
+	g.Compact()
+	if res, _ := g.Search(context.Background(), vecs[1], 1, nil); len(res) != 1 || res[0].Key != 5000 {
+		t.Errorf("after insert/delete/compact on a loaded index: %+v", res)
+	}
+	var b1, b2 bytes.Buffer
+	if err := h.Save(&b1); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := Load(bytes.NewReader(b1.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h2.Save(&b2); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b1.Bytes(), b2.Bytes()) {
+		t.Error("save → load → save is not byte-identical")
+	}
+}
+
+func smallIndexBytes(t testing.TB) []byte {
+	r := rand.New(rand.NewPCG(13, 14))
+	h, _ := buildIndex(t, r, newMixture(r, 5, 4), 60)
+	h.Delete(5)
+	var b bytes.Buffer
+	if err := h.Save(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// Every truncation and a bit flip in every byte is an error, never a panic.
+func TestLoadRejectsCorruption(t *testing.T) {
+	good := smallIndexBytes(t)
+	if _, err := Load(bytes.NewReader(good)); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < len(good); n++ {
+		if _, err := Load(bytes.NewReader(good[:n])); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("truncated to %d bytes: %v", n, err)
+		}
+	}
+	if _, err := Load(bytes.NewReader(append(append([]byte(nil), good...), 0))); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("trailing byte accepted: %v", err)
+	}
+	for i := 0; i < len(good); i++ {
+		bad := append([]byte(nil), good...)
+		bad[i] ^= 0x10
+		if _, err := Load(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("flipped byte %d: %v", i, err)
+		}
+	}
+	// A header claiming 2³²−1 nodes reads only what is there.
+	huge := append([]byte(nil), good[:headerSize]...)
+	binary.LittleEndian.PutUint32(huge[28:], math.MaxUint32)
+	if _, err := Load(bytes.NewReader(huge)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("huge header: %v", err)
+	}
+}
+
+// FuzzLoad: the loader never panics; whatever it accepts is a working index.
+func FuzzLoad(f *testing.F) {
+	good := smallIndexBytes(f)
+	f.Add(good)
+	f.Add(good[:headerSize])
+	f.Add([]byte(fileMagic))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Let the fuzzer reach the structural checks behind the checksum.
+		if len(data) > headerSize+4 {
+			crc := crc32.Update(crc32.Checksum(data[:headerSize], castagnoli), castagnoli, data[headerSize:len(data)-4])
+			fixed := append([]byte(nil), data...)
+			binary.LittleEndian.PutUint32(fixed[len(fixed)-4:], crc)
+			tryLoad(t, fixed)
+		}
+		tryLoad(t, data)
+	})
+}
+
+func tryLoad(t *testing.T, data []byte) {
+	h, err := Load(bytes.NewReader(data))
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error not wrapping ErrCorrupt: %v", err)
+		}
+		return
+	}
+	q := make([]float32, h.Dim())
+	q[0] = 1
+	if _, err := h.Search(context.Background(), q, 3, nil); err != nil {
+		t.Fatalf("accepted index fails to search: %v", err)
+	}
+	if err := h.Insert(1<<63, q); err != nil && !errors.Is(err, ErrExists) {
+		t.Fatalf("accepted index fails to insert: %v", err)
+	}
+}

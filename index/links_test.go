@@ -1,0 +1,1085 @@
+package index
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+)
+
+func linkMustGraph(t testing.TB, opts *LinkOptions) *LinkGraph {
+	t.Helper()
+	g, err := NewLinkGraph(opts)
+	if err != nil {
+		t.Fatalf("NewLinkGraph: %v", err)
+	}
+	return g
+}
+
+func linkMustNode(t testing.TB, g *LinkGraph, key uint64, at float64, visible bool) {
+	t.Helper()
+	if err := g.AddNode(key, at, visible); err != nil {
+		t.Fatalf("AddNode(%d): %v", key, err)
+	}
+}
+
+func linkMustEdge(t testing.TB, g *LinkGraph, typ LinkType, from, to uint64, sim float64) {
+	t.Helper()
+	if err := g.AddEdge(typ, from, to, sim); err != nil {
+		t.Fatalf("AddEdge(%s, %d, %d): %v", typ, from, to, err)
+	}
+}
+
+func linkAllTypes() []LinkType {
+	out := make([]LinkType, numLinkTypes)
+	for i := range out {
+		out[i] = LinkType(i)
+	}
+	return out
+}
+
+func TestLinkTypeText(t *testing.T) {
+	for _, typ := range linkAllTypes() {
+		b, err := typ.MarshalText()
+		if err != nil {
+			t.Fatalf("%d.MarshalText: %v", typ, err)
+		}
+		var back LinkType
+		if err := back.UnmarshalText(b); err != nil || back != typ {
+			t.Errorf("UnmarshalText(%q) = %v, %v; want %v", b, back, err, typ)
+		}
+	}
+	for in, want := range map[string]LinkType{
+		"SEMANTIC": LinkSemantic, "sibling_split": LinkSibling, "Revision": LinkVersion,
+		"depends_on": LinkDependsOn, "depended_by": LinkDependedBy, "contradicts": LinkContradicts,
+	} {
+		if got, err := ParseLinkType(in); err != nil || got != want {
+			t.Errorf("ParseLinkType(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := ParseLinkType("supersedes"); !errors.Is(err, ErrLinkInvalid) {
+		t.Errorf("ParseLinkType(supersedes) err = %v, want ErrLinkInvalid", err)
+	}
+	if _, err := numLinkTypes.MarshalText(); !errors.Is(err, ErrLinkInvalid) {
+		t.Errorf("MarshalText of invalid type err = %v", err)
+	}
+	if s := LinkType(200).String(); s != "LinkType(200)" {
+		t.Errorf("String = %q", s)
+	}
+	// The numeric value is All-Mem's expansion priority π (App. D.3, Eq. 33).
+	if !(LinkSibling < LinkVersion && LinkVersion < LinkTemporal && LinkTemporal < LinkSemantic &&
+		LinkSemantic < LinkDependsOn && LinkDependsOn < LinkDependedBy && LinkDependedBy < LinkContradicts) {
+		t.Error("link types are not in priority order")
+	}
+}
+
+func TestLinkOptions(t *testing.T) {
+	want := LinkOptions{CapSibling: 4, CapVersion: LinkUnbounded, CapTemporal: 1, CapSemantic: 8,
+		CapDepends: LinkUnbounded, CapContradicts: LinkUnbounded}
+	var nilOpts *LinkOptions
+	if got := nilOpts.EnsureDefaults(); got != want {
+		t.Errorf("nil defaults = %+v, want %+v", got, want)
+	}
+	if got := linkMustGraph(t, nil).Options(); got != want {
+		t.Errorf("NewLinkGraph(nil).Options() = %+v", got)
+	}
+	var zero LinkGraph
+	if got := zero.Options(); got != want {
+		t.Errorf("zero LinkGraph Options() = %+v", got)
+	}
+	got := (&LinkOptions{CapSemantic: 3, CapTemporal: LinkUnbounded, CapVersion: 2}).EnsureDefaults()
+	if got.CapSemantic != 3 || got.CapTemporal != LinkUnbounded || got.CapVersion != 2 || got.CapSibling != 4 {
+		t.Errorf("EnsureDefaults = %+v", got)
+	}
+	for _, c := range []struct {
+		opts  LinkOptions
+		field string
+	}{
+		{LinkOptions{CapSibling: -2}, "CapSibling"},
+		{LinkOptions{CapVersion: -5}, "CapVersion"},
+		{LinkOptions{CapTemporal: -3}, "CapTemporal"},
+		{LinkOptions{CapSemantic: math.MaxInt32 + 1}, "CapSemantic"},
+		{LinkOptions{CapDepends: -9}, "CapDepends"},
+		{LinkOptions{CapContradicts: -2}, "CapContradicts"},
+	} {
+		err := c.opts.Validate()
+		if !errors.Is(err, ErrLinkInvalid) || !bytes.Contains([]byte(err.Error()), []byte("LinkOptions."+c.field+" ")) {
+			t.Errorf("Validate(%+v) = %v, want an error naming %s", c.opts, err, c.field)
+		}
+		if _, err := NewLinkGraph(&c.opts); !errors.Is(err, ErrLinkInvalid) {
+			t.Errorf("NewLinkGraph(%+v) err = %v", c.opts, err)
+		}
+	}
+}
+
+// TestLinkCapTieBreak checks TopCap (All-Mem App. B.1, Eq. 17) under
+// Key_σ = Key_β = (sim desc, t_u desc, id asc) with ties on sim and t, for
+// every insertion order of the candidates.
+func TestLinkCapTieBreak(t *testing.T) {
+	type cand struct {
+		id  uint64
+		sim float64
+		t   float64
+	}
+	cands := []cand{
+		{1, 0.9, 5},   // loses to 2 and 3 on t
+		{2, 0.9, 7},   // ties 3 on sim and t: the smaller id wins
+		{3, 0.9, 7},   //
+		{4, 0.8, 100}, // newest, but lowest similarity
+		{5, 0.95, 1},  // highest similarity, oldest
+	}
+	perms := linkPermutations(len(cands))
+	for _, typ := range []LinkType{LinkSemantic, LinkSibling} {
+		for limit, want := range map[int][]uint64{
+			1: {5}, 2: {5, 2}, 3: {5, 2, 3}, 4: {5, 2, 3, 1}, 5: {5, 2, 3, 1, 4},
+		} {
+			opts := &LinkOptions{CapSemantic: limit, CapSibling: limit}
+			for _, p := range perms {
+				g := linkMustGraph(t, opts)
+				linkMustNode(t, g, 100, 50, true)
+				for _, c := range cands {
+					linkMustNode(t, g, c.id, c.t, true)
+				}
+				for _, i := range p {
+					linkMustEdge(t, g, typ, 100, cands[i].id, cands[i].sim)
+				}
+				if got := g.Neighbors(100, typ); !slices.Equal(got, want) {
+					t.Fatalf("%s cap %d, order %v: neighbours %v, want %v", typ, limit, p, got, want)
+				}
+			}
+		}
+	}
+}
+
+func linkPermutations(n int) [][]int {
+	if n == 0 {
+		return [][]int{{}}
+	}
+	var out [][]int
+	for _, p := range linkPermutations(n - 1) {
+		for i := 0; i <= len(p); i++ {
+			q := slices.Insert(slices.Clone(p), i, n-1)
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func TestLinkDuplicateEdgeUpdatesSim(t *testing.T) {
+	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	for k := range uint64(4) {
+		linkMustNode(t, g, k, 1, true)
+	}
+	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.1)
+	linkMustEdge(t, g, LinkSemantic, 0, 2, 0.5)
+	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{2, 1}) {
+		t.Fatalf("neighbours %v", got)
+	}
+	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.9) // re-add: updates sim
+	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.9) // idempotent
+	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("after update: neighbours %v, want [1 2]", got)
+	}
+	linkMustEdge(t, g, LinkSemantic, 0, 3, 0.3) // ranks last under cap 2: pruned
+	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 2}) {
+		t.Fatalf("after a low-ranked add: neighbours %v, want [1 2]", got)
+	}
+	linkMustEdge(t, g, LinkSemantic, 0, 3, 0.7) // re-competes with its new sim
+	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 3}) {
+		t.Fatalf("after re-add: neighbours %v, want [1 3]", got)
+	}
+}
+
+// TestLinkTemporal checks cap_τ = 1 keeps the closest-in-time predecessor
+// (All-Mem App. B.3.1) with the id tie-break, and that temporal links must
+// point back in time.
+func TestLinkTemporal(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	linkMustNode(t, g, 50, 10, true)
+	for k, at := range map[uint64]float64{1: 3, 7: 8, 4: 8, 9: 9.5, 60: 12, 61: 10} {
+		linkMustNode(t, g, k, at, true)
+	}
+	linkMustEdge(t, g, LinkTemporal, 50, 7, 0)
+	linkMustEdge(t, g, LinkTemporal, 50, 1, 0)
+	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{7}) {
+		t.Fatalf("neighbours %v, want [7]", got)
+	}
+	linkMustEdge(t, g, LinkTemporal, 50, 4, 0) // same t as 7, smaller id
+	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{4}) {
+		t.Fatalf("neighbours %v, want [4]", got)
+	}
+	linkMustEdge(t, g, LinkTemporal, 50, 9, 0) // closer in time
+	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{9}) {
+		t.Fatalf("neighbours %v, want [9]", got)
+	}
+	for _, later := range []uint64{60, 61} { // later, and equal time
+		if err := g.AddEdge(LinkTemporal, 50, later, 0); !errors.Is(err, ErrLinkInvalid) {
+			t.Errorf("temporal link to %d: err = %v, want ErrLinkInvalid", later, err)
+		}
+	}
+	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{9}) {
+		t.Fatalf("a rejected link changed the graph: %v", got)
+	}
+}
+
+func TestLinkInvalidInput(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	linkMustNode(t, g, 1, 1, true)
+	linkMustNode(t, g, 2, 2, true)
+	for name, c := range map[string]struct {
+		err  error
+		call func() error
+	}{
+		"self-loop":   {ErrLinkInvalid, func() error { return g.AddEdge(LinkSemantic, 1, 1, 0.5) }},
+		"NaN sim":     {ErrLinkInvalid, func() error { return g.AddEdge(LinkSemantic, 1, 2, math.NaN()) }},
+		"Inf sim":     {ErrLinkInvalid, func() error { return g.AddEdge(LinkVersion, 1, 2, math.Inf(1)) }},
+		"bad type":    {ErrLinkInvalid, func() error { return g.AddEdge(numLinkTypes, 1, 2, 0) }},
+		"unknown to":  {ErrLinkUnknown, func() error { return g.AddEdge(LinkSemantic, 1, 3, 0.5) }},
+		"unknown frm": {ErrLinkUnknown, func() error { return g.AddEdge(LinkSemantic, 3, 1, 0.5) }},
+		"NaN time":    {ErrLinkInvalid, func() error { return g.AddNode(3, math.NaN(), true) }},
+		"Inf time":    {ErrLinkInvalid, func() error { return g.AddNode(3, math.Inf(-1), true) }},
+		"new time":    {ErrLinkExists, func() error { return g.AddNode(1, 5, true) }},
+		"set unknown": {ErrLinkUnknown, func() error { return g.SetVisible(3, true) }},
+		"rm unknown":  {ErrLinkUnknown, func() error { return g.RemoveEdge(LinkSemantic, 1, 3) }},
+		"rm bad type": {ErrLinkInvalid, func() error { return g.RemoveEdge(numLinkTypes, 1, 2) }},
+	} {
+		if err := c.call(); !errors.Is(err, c.err) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.err)
+		}
+	}
+	if g.NodeCount() != 2 {
+		t.Errorf("NodeCount = %d after rejected calls", g.NodeCount())
+	}
+	// Re-adding with the same time only sets the visibility.
+	linkMustNode(t, g, 1, 1, false)
+	if at, vis, ok := g.Node(1); !ok || at != 1 || vis {
+		t.Errorf("Node(1) = %v, %v, %v", at, vis, ok)
+	}
+	if err := g.RemoveEdge(LinkSemantic, 1, 2); err != nil {
+		t.Errorf("removing an absent link: %v", err)
+	}
+	if got := g.Neighbors(9, LinkSemantic); got != nil {
+		t.Errorf("Neighbors of unknown = %v", got)
+	}
+	var zero LinkGraph // usable without NewLinkGraph
+	linkMustNode(t, &zero, 1, 2, true)
+	linkMustNode(t, &zero, 2, 1, false)
+	linkMustEdge(t, &zero, LinkTemporal, 1, 2, 0)
+	if got := zero.Neighbors(1, LinkTemporal); !slices.Equal(got, []uint64{2}) {
+		t.Errorf("zero graph neighbours %v", got)
+	}
+}
+
+// TestLinkDependsMirrored checks SmartVector's depends_on / depended_by stay
+// mirrored through AddEdge, RemoveEdge and cap pruning.
+func TestLinkDependsMirrored(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	for k := range uint64(5) {
+		linkMustNode(t, g, k, float64(k), true)
+	}
+	linkMustEdge(t, g, LinkDependsOn, 0, 1, 0)  // 0 depends on 1
+	linkMustEdge(t, g, LinkDependedBy, 2, 0, 0) // 0 depends on 2
+	check := func(step string, on map[uint64][]uint64, by map[uint64][]uint64) {
+		t.Helper()
+		for k := range uint64(5) {
+			if got := g.Neighbors(k, LinkDependsOn); !slices.Equal(got, on[k]) {
+				t.Errorf("%s: depends_on(%d) = %v, want %v", step, k, got, on[k])
+			}
+			if got := g.Neighbors(k, LinkDependedBy); !slices.Equal(got, by[k]) {
+				t.Errorf("%s: depended_by(%d) = %v, want %v", step, k, got, by[k])
+			}
+		}
+	}
+	check("added", map[uint64][]uint64{0: {2, 1}}, map[uint64][]uint64{1: {0}, 2: {0}})
+	if err := g.RemoveEdge(LinkDependedBy, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	check("removed depended_by 1→0", map[uint64][]uint64{0: {2}}, map[uint64][]uint64{2: {0}})
+	if err := g.RemoveEdge(LinkDependsOn, 0, 2); err != nil {
+		t.Fatal(err)
+	}
+	check("removed depends_on 0→2", nil, nil)
+
+	// Cap pruning removes mirrors: cap 1 keeps the newest target (t desc).
+	g = linkMustGraph(t, &LinkOptions{CapDepends: 1})
+	for k := range uint64(5) {
+		linkMustNode(t, g, k, float64(k), true)
+	}
+	linkMustEdge(t, g, LinkDependsOn, 0, 1, 0)
+	linkMustEdge(t, g, LinkDependsOn, 0, 3, 0) // newer: 0→1 pruned, and 1→0
+	check("cap at source", map[uint64][]uint64{0: {3}}, map[uint64][]uint64{3: {0}})
+	linkMustEdge(t, g, LinkDependsOn, 4, 3, 0) // 3's depended_by now {4, 0}: 0 pruned
+	check("cap at mirror", map[uint64][]uint64{4: {3}}, map[uint64][]uint64{3: {4}})
+}
+
+func TestLinkContradictsSymmetric(t *testing.T) {
+	g := linkMustGraph(t, &LinkOptions{CapContradicts: 1})
+	for k := range uint64(4) {
+		linkMustNode(t, g, k, float64(k), true)
+	}
+	linkMustEdge(t, g, LinkContradicts, 1, 2, 0.7)
+	if a, b := g.Neighbors(1, LinkContradicts), g.Neighbors(2, LinkContradicts); !slices.Equal(a, []uint64{2}) || !slices.Equal(b, []uint64{1}) {
+		t.Fatalf("after add: %v, %v", a, b)
+	}
+	linkMustEdge(t, g, LinkContradicts, 3, 1, 0) // 1's list {3, 2}: cap keeps 3; 2→1 goes too
+	for k, want := range map[uint64][]uint64{1: {3}, 2: nil, 3: {1}} {
+		if got := g.Neighbors(k, LinkContradicts); !slices.Equal(got, want) {
+			t.Errorf("after cap: contradicts(%d) = %v, want %v", k, got, want)
+		}
+	}
+	if err := g.RemoveEdge(LinkContradicts, 1, 3); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := g.Neighbors(1, LinkContradicts), g.Neighbors(3, LinkContradicts); a != nil || b != nil {
+		t.Errorf("after remove: %v, %v", a, b)
+	}
+}
+
+// TestLinkVersionCapNoOrphan checks All-Mem's no-orphan pruning (App. B.4,
+// Eq. 23, and B.7) when cap_ν^out is finite.
+func TestLinkVersionCapNoOrphan(t *testing.T) {
+	build := func(limit int) *LinkGraph {
+		g := linkMustGraph(t, &LinkOptions{CapVersion: limit})
+		linkMustNode(t, g, 100, 10, true) // r
+		linkMustNode(t, g, 200, 10, true) // s, a second visible parent of y
+		linkMustNode(t, g, 3, 9, true)    // z: visible child, ranks first
+		linkMustNode(t, g, 2, 5, false)   // y: archived, parents r and s
+		linkMustNode(t, g, 1, 1, false)   // x: archived, only parent r, ranks last
+		linkMustEdge(t, g, LinkVersion, 100, 1, 0)
+		linkMustEdge(t, g, LinkVersion, 200, 2, 0)
+		linkMustEdge(t, g, LinkVersion, 100, 2, 0)
+		linkMustEdge(t, g, LinkVersion, 100, 3, 0)
+		return g
+	}
+	for limit, want := range map[int][]uint64{1: {1}, 2: {3, 1}, 3: {3, 2, 1}, LinkUnbounded: {3, 2, 1}} {
+		g := build(limit)
+		if got := g.Neighbors(100, LinkVersion); !slices.Equal(got, want) {
+			t.Errorf("cap %d: version(100) = %v, want %v", limit, got, want)
+		}
+		if err := g.CheckNoOrphans(); err != nil {
+			t.Errorf("cap %d: %v", limit, err)
+		}
+	}
+
+	// Mandatory children beyond the cap are all kept: the cap yields.
+	g := linkMustGraph(t, &LinkOptions{CapVersion: 1})
+	linkMustNode(t, g, 100, 10, true)
+	for k := range uint64(3) {
+		linkMustNode(t, g, k, float64(k), false)
+		linkMustEdge(t, g, LinkVersion, 100, k, 0)
+	}
+	if got := g.Neighbors(100, LinkVersion); !slices.Equal(got, []uint64{2, 1, 0}) {
+		t.Errorf("mandatory overflow: version(100) = %v, want [2 1 0]", got)
+	}
+
+	// Inside an archived chain r → a → {b, c, e}, Eq. 23's Par(x) is empty
+	// at a; children that only a reaches are still kept.
+	g = linkMustGraph(t, &LinkOptions{CapVersion: 1})
+	linkMustNode(t, g, 100, 10, true) // r
+	linkMustNode(t, g, 50, 5, false)  // a
+	linkMustNode(t, g, 1, 1, false)   // b
+	linkMustNode(t, g, 2, 2, false)   // c
+	linkMustNode(t, g, 4, 4, false)   // e
+	linkMustNode(t, g, 30, 3, true)   // d: visible
+	linkMustEdge(t, g, LinkVersion, 100, 50, 0)
+	linkMustEdge(t, g, LinkVersion, 50, 1, 0)
+	linkMustEdge(t, g, LinkVersion, 50, 2, 0)
+	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{2, 1}) {
+		t.Errorf("archived parent: version(50) = %v, want [2 1]", got)
+	}
+	linkMustEdge(t, g, LinkVersion, 30, 1, 0) // b gains a visible parent
+	linkMustEdge(t, g, LinkVersion, 50, 4, 0) // prunes at a: b is no longer needed
+	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{4, 2}) {
+		t.Errorf("archived parent: version(50) = %v, want [4 2]", got)
+	}
+	if err := g.CheckNoOrphans(); err != nil {
+		t.Error(err)
+	}
+	// An orphaned parent has no mandatory children: pruning cannot orphan
+	// what no visible node reaches.
+	if err := g.RemoveEdge(LinkVersion, 100, 50); err != nil {
+		t.Fatal(err)
+	}
+	linkMustNode(t, g, 5, 0.5, false)
+	linkMustEdge(t, g, LinkVersion, 50, 5, 0)
+	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{4}) {
+		t.Errorf("orphaned parent: version(50) = %v, want [4]", got)
+	}
+}
+
+func TestOrphans(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	linkMustNode(t, g, 1, 10, true)
+	for k := uint64(2); k <= 4; k++ { // chain 1 → 2 → 3 → 4, all archived
+		linkMustNode(t, g, k, float64(10-k), false)
+		linkMustEdge(t, g, LinkVersion, k-1, k, 0)
+	}
+	if o := g.Orphans(); o != nil {
+		t.Fatalf("multi-hop chain: orphans %v", o)
+	}
+	if err := g.CheckNoOrphans(); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[uint64]int{1: 0, 2: 1, 3: 2, 4: 3} {
+		if h, err := g.SurfaceDistance(k); err != nil || h != want {
+			t.Errorf("SurfaceDistance(%d) = %d, %v; want %d", k, h, err, want)
+		}
+	}
+	if c := g.Coverage(2); c != 2.0/3 {
+		t.Errorf("Coverage(2) = %v, want 2/3", c)
+	}
+
+	linkMustNode(t, g, 20, 1, false) // reached only by a semantic link
+	linkMustEdge(t, g, LinkSemantic, 1, 20, 0.9)
+	linkMustNode(t, g, 30, 1, false) // archived cycle with no visible entry
+	linkMustNode(t, g, 31, 1, false)
+	linkMustEdge(t, g, LinkVersion, 30, 31, 0)
+	linkMustEdge(t, g, LinkVersion, 31, 30, 0)
+	if o := g.Orphans(); !slices.Equal(o, []uint64{20, 30, 31}) {
+		t.Errorf("orphans %v, want [20 30 31]", o)
+	}
+	if err := g.CheckNoOrphans(); !errors.Is(err, ErrLinkOrphan) {
+		t.Errorf("CheckNoOrphans = %v, want ErrLinkOrphan", err)
+	}
+	if h, err := g.SurfaceDistance(20); err != nil || h != -1 {
+		t.Errorf("SurfaceDistance(orphan) = %d, %v", h, err)
+	}
+	if _, err := g.SurfaceDistance(99); !errors.Is(err, ErrLinkUnknown) {
+		t.Errorf("SurfaceDistance(unknown) err = %v", err)
+	}
+
+	if err := g.RemoveEdge(LinkVersion, 1, 2); err != nil {
+		t.Fatal(err)
+	}
+	if o := g.Orphans(); !slices.Equal(o, []uint64{2, 3, 4, 20, 30, 31}) {
+		t.Errorf("after cutting the chain: orphans %v", o)
+	}
+	if err := g.SetVisible(3, true); err != nil {
+		t.Fatal(err)
+	}
+	if o := g.Orphans(); !slices.Equal(o, []uint64{2, 20, 30, 31}) {
+		t.Errorf("after surfacing 3: orphans %v", o)
+	}
+	var zero LinkGraph
+	if o, c := zero.Orphans(), zero.Coverage(0); o != nil || c != 1 {
+		t.Errorf("empty graph: orphans %v, coverage %v", o, c)
+	}
+}
+
+func TestExpandHopLimit(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	for k := range uint64(6) {
+		linkMustNode(t, g, k, float64(10-k), k == 0)
+	}
+	for k := uint64(1); k < 6; k++ { // chain 0 → 1 → … → 5 of length 5
+		linkMustEdge(t, g, LinkTemporal, k-1, k, 0)
+	}
+	hits, err := g.Expand([]uint64{0}, 2, 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LinkHit{{Key: 1, Hop: 1, Via: LinkTemporal, From: 0}, {Key: 2, Hop: 2, Via: LinkTemporal, From: 1}}
+	if !slices.Equal(hits, want) {
+		t.Fatalf("hits %v, want %v", hits, want)
+	}
+	for hop := range 8 {
+		hits, _ := g.Expand([]uint64{0}, hop, 100, nil)
+		if len(hits) != min(hop, 5) {
+			t.Errorf("hopLimit %d: %d hits", hop, len(hits))
+		}
+		for i, h := range hits {
+			if h.Hop != i+1 || h.Key != uint64(i+1) {
+				t.Errorf("hopLimit %d: hit %d = %+v", hop, i, h)
+			}
+		}
+	}
+	if hits, err := g.Expand([]uint64{0}, -1, 10, nil); hits != nil || err != nil {
+		t.Errorf("negative hopLimit: %v, %v", hits, err)
+	}
+	// Only the chosen types are followed.
+	if hits, _ := g.Expand([]uint64{0}, 5, 10, []LinkType{LinkSemantic}); hits != nil {
+		t.Errorf("semantic only: %v", hits)
+	}
+}
+
+// linkStar builds a centre with one neighbour of every type, with ids in
+// the reverse of the priority order.
+func linkStar(t testing.TB) *LinkGraph {
+	g := linkMustGraph(t, nil)
+	linkMustNode(t, g, 100, 100, true)
+	for k := uint64(1); k <= 7; k++ {
+		linkMustNode(t, g, k, float64(k), k%2 == 0)
+	}
+	linkMustEdge(t, g, LinkSemantic, 100, 1, 0.9)
+	linkMustEdge(t, g, LinkTemporal, 100, 2, 0)
+	linkMustEdge(t, g, LinkVersion, 100, 3, 0)
+	linkMustEdge(t, g, LinkSibling, 100, 4, 0.1)
+	linkMustEdge(t, g, LinkContradicts, 100, 7, 0)
+	linkMustEdge(t, g, LinkDependedBy, 100, 6, 0)
+	linkMustEdge(t, g, LinkDependsOn, 100, 5, 0)
+	return g
+}
+
+func linkKeys(hits []LinkHit) []uint64 {
+	out := make([]uint64, len(hits))
+	for i, h := range hits {
+		out[i] = h.Key
+	}
+	return out
+}
+
+func TestExpandBudgetPriority(t *testing.T) {
+	g := linkStar(t)
+	all := []LinkType{LinkContradicts, LinkSemantic, LinkDependsOn, LinkSibling, LinkDependedBy, LinkTemporal, LinkVersion}
+	order := []uint64{4, 3, 2, 1, 5, 6, 7} // sibling, version, temporal, semantic, depends_on, depended_by, contradicts
+	for budget := 0; budget <= 9; budget++ {
+		hits, err := g.Expand([]uint64{100}, 3, budget, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := order[:min(budget, len(order))]
+		if got := linkKeys(hits); !slices.Equal(got, want) {
+			t.Errorf("budget %d: %v, want %v", budget, got, want)
+		}
+		if budget > 0 && len(hits) > 0 && hits[0].Via != LinkSibling {
+			t.Errorf("budget %d: first hit via %s", budget, hits[0].Via)
+		}
+	}
+	// nil means All-Mem's four families.
+	hits, err := g.Expand([]uint64{100}, 3, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []LinkHit{
+		{Key: 4, Hop: 1, Via: LinkSibling, From: 100},
+		{Key: 3, Hop: 1, Via: LinkVersion, From: 100},
+		{Key: 2, Hop: 1, Via: LinkTemporal, From: 100},
+		{Key: 1, Hop: 1, Via: LinkSemantic, From: 100},
+	}
+	if !slices.Equal(hits, want) {
+		t.Errorf("default types: %v, want %v", hits, want)
+	}
+	// The budget is honoured across hops too: 5 has depended_by → 100
+	// (an anchor, never returned); 1 … 4 have no out-links.
+	if hits, _ := g.Expand([]uint64{5}, 3, 1, all); !slices.Equal(linkKeys(hits), []uint64{100}) {
+		t.Errorf("from 5, budget 1: %v", hits)
+	}
+	hits, _ = g.Expand([]uint64{5}, 3, 3, all)
+	if got := linkKeys(hits); !slices.Equal(got, []uint64{100, 4, 3}) || hits[1].Hop != 2 || hits[1].From != 100 {
+		t.Errorf("from 5, budget 3: %v", hits)
+	}
+}
+
+func TestExpandAnchors(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	for k := range uint64(5) {
+		linkMustNode(t, g, k, 1, true)
+	}
+	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.5)
+	linkMustEdge(t, g, LinkSemantic, 1, 0, 0.5)
+	linkMustEdge(t, g, LinkSemantic, 1, 2, 0.4)
+	linkMustEdge(t, g, LinkSemantic, 2, 3, 0.4)
+	linkMustEdge(t, g, LinkSibling, 0, 2, 0.1)
+	hits, err := g.Expand([]uint64{0, 1, 0}, 5, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 2 is found from anchor 0 (sibling) before anchor 1 (semantic); 3 at
+	// hop 2; the anchors never come back.
+	want := []LinkHit{{Key: 2, Hop: 1, Via: LinkSibling, From: 0}, {Key: 3, Hop: 2, Via: LinkSemantic, From: 2}}
+	if !slices.Equal(hits, want) {
+		t.Errorf("hits %v, want %v", hits, want)
+	}
+	if _, err := g.Expand([]uint64{0, 9}, 2, 10, nil); !errors.Is(err, ErrLinkUnknown) {
+		t.Errorf("unknown anchor: err = %v", err)
+	}
+	if _, err := g.Expand([]uint64{9}, 0, 0, nil); !errors.Is(err, ErrLinkUnknown) {
+		t.Errorf("unknown anchor with zero budget: err = %v", err)
+	}
+	if _, err := g.Expand([]uint64{0}, 2, 10, []LinkType{numLinkTypes}); !errors.Is(err, ErrLinkInvalid) {
+		t.Errorf("invalid type: err = %v", err)
+	}
+	if hits, err := g.Expand(nil, 2, 10, nil); hits != nil || err != nil {
+		t.Errorf("no anchors: %v, %v", hits, err)
+	}
+}
+
+// linkSpec is a random graph as a list of nodes and links, to be built in
+// any order.
+type linkSpec struct {
+	keys  []uint64
+	times []float64
+	vis   []bool
+	edges []linkSpecEdge
+}
+
+type linkSpecEdge struct {
+	typ      LinkType
+	from, to uint64
+	sim      float64
+}
+
+func linkRandomSpec(r *rand.Rand, n, m int) linkSpec {
+	var s linkSpec
+	used := map[uint64]bool{}
+	for len(s.keys) < n {
+		k := r.Uint64N(uint64(4 * n))
+		if used[k] {
+			continue
+		}
+		used[k] = true
+		s.keys = append(s.keys, k)
+		s.times = append(s.times, float64(r.IntN(n/3+1))) // ties on t
+		s.vis = append(s.vis, r.IntN(3) == 0)
+	}
+	sims := []float64{0.2, 0.5, 0.5, 0.8, 0.8, 0.9}
+	type canon struct {
+		typ  LinkType
+		a, b uint64
+	}
+	seen := map[canon]bool{}
+	for len(s.edges) < m {
+		i, j := r.IntN(n), r.IntN(n)
+		if i == j {
+			continue
+		}
+		e := linkSpecEdge{typ: LinkType(r.IntN(int(numLinkTypes))), from: s.keys[i], to: s.keys[j]}
+		if e.typ.usesSim() {
+			e.sim = sims[r.IntN(len(sims))]
+		}
+		if e.typ == LinkTemporal && !(s.times[j] < s.times[i]) {
+			continue
+		}
+		c := canon{e.typ, e.from, e.to}
+		switch e.typ {
+		case LinkDependedBy:
+			c = canon{LinkDependsOn, e.to, e.from}
+		case LinkContradicts:
+			c = canon{LinkContradicts, min(e.from, e.to), max(e.from, e.to)}
+		}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		s.edges = append(s.edges, e)
+	}
+	return s
+}
+
+// build adds the spec's nodes and links in the given shuffled orders.
+func (s linkSpec) build(t testing.TB, opts *LinkOptions, r *rand.Rand) *LinkGraph {
+	t.Helper()
+	g := linkMustGraph(t, opts)
+	for _, i := range r.Perm(len(s.keys)) {
+		linkMustNode(t, g, s.keys[i], s.times[i], s.vis[i])
+	}
+	for _, i := range r.Perm(len(s.edges)) {
+		e := s.edges[i]
+		linkMustEdge(t, g, e.typ, e.from, e.to, e.sim)
+	}
+	return g
+}
+
+// linkSameGraph compares two graphs through the public API.
+func linkSameGraph(t *testing.T, a, b *LinkGraph, r *rand.Rand) {
+	t.Helper()
+	if a.Options() != b.Options() {
+		t.Fatalf("options %+v vs %+v", a.Options(), b.Options())
+	}
+	keys := a.Keys()
+	if !slices.Equal(keys, b.Keys()) {
+		t.Fatalf("keys differ")
+	}
+	for _, k := range keys {
+		t1, v1, _ := a.Node(k)
+		t2, v2, _ := b.Node(k)
+		if math.Float64bits(t1) != math.Float64bits(t2) || v1 != v2 {
+			t.Fatalf("node %d: (%v, %v) vs (%v, %v)", k, t1, v1, t2, v2)
+		}
+		for _, typ := range linkAllTypes() {
+			if x, y := a.Neighbors(k, typ), b.Neighbors(k, typ); !slices.Equal(x, y) {
+				t.Fatalf("%s neighbours of %d: %v vs %v", typ, k, x, y)
+			}
+		}
+	}
+	if !slices.Equal(a.Orphans(), b.Orphans()) {
+		t.Fatalf("orphans differ: %v vs %v", a.Orphans(), b.Orphans())
+	}
+	for range 50 {
+		anchors := make([]uint64, 1+r.IntN(4))
+		for i := range anchors {
+			anchors[i] = keys[r.IntN(len(keys))]
+		}
+		hop, budget := r.IntN(5), r.IntN(40)
+		var types []LinkType
+		if r.IntN(2) == 0 {
+			types = linkAllTypes()[:1+r.IntN(int(numLinkTypes))]
+		}
+		x, err1 := a.Expand(anchors, hop, budget, types)
+		y, err2 := b.Expand(anchors, hop, budget, types)
+		if err1 != nil || err2 != nil || !slices.Equal(x, y) {
+			t.Fatalf("Expand(%v, %d, %d, %v):\n%v, %v\n%v, %v", anchors, hop, budget, types, x, err1, y, err2)
+		}
+	}
+}
+
+// TestExpandDeterministic builds the same graph in shuffled orders and
+// checks every answer is identical.
+func TestExpandDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, opts := range []*LinkOptions{nil, {CapSemantic: 2, CapSibling: 1}} {
+		for trial := range 10 {
+			spec := linkRandomSpec(r, 60, 400)
+			a := spec.build(t, opts, r)
+			b := spec.build(t, opts, r)
+			linkSameGraph(t, a, b, r)
+			ba, _ := a.MarshalBinary()
+			bb, _ := b.MarshalBinary()
+			if !bytes.Equal(ba, bb) {
+				t.Fatalf("trial %d: encodings differ", trial)
+			}
+			hits, _ := a.Expand(a.Keys()[:3], 4, 1000, linkAllTypes())
+			seen := map[uint64]bool{}
+			for _, k := range a.Keys()[:3] {
+				seen[k] = true
+			}
+			prevHop := 1
+			for _, h := range hits {
+				if seen[h.Key] || h.Hop < prevHop || h.Hop > 4 {
+					t.Fatalf("trial %d: bad hit %+v", trial, h)
+				}
+				seen[h.Key], prevHop = true, h.Hop
+			}
+		}
+	}
+}
+
+func TestLinkConcurrent(t *testing.T) {
+	g := linkMustGraph(t, &LinkOptions{CapDepends: 3, CapContradicts: 2, CapVersion: 3})
+	const n = 200
+	for k := range uint64(n) {
+		linkMustNode(t, g, k, float64(k%17), k%3 == 0)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 7))
+			for range 500 {
+				a, b := r.Uint64N(n), r.Uint64N(n)
+				typ := LinkType(r.IntN(int(numLinkTypes)))
+				err := g.AddEdge(typ, a, b, r.Float64())
+				if err != nil && a != b && !(typ == LinkTemporal && errors.Is(err, ErrLinkInvalid)) {
+					t.Errorf("AddEdge: %v", err)
+				}
+				if r.IntN(10) == 0 {
+					if err := g.RemoveEdge(typ, a, b); err != nil {
+						t.Errorf("RemoveEdge: %v", err)
+					}
+				}
+			}
+		})
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 8))
+			for i := range 300 {
+				if _, err := g.Expand([]uint64{r.Uint64N(n), r.Uint64N(n)}, 3, 20, nil); err != nil {
+					t.Errorf("Expand: %v", err)
+				}
+				g.Neighbors(r.Uint64N(n), LinkSemantic)
+				if i%50 == 0 {
+					g.Orphans()
+					if _, err := g.MarshalBinary(); err != nil {
+						t.Errorf("MarshalBinary: %v", err)
+					}
+					if err := g.SetVisible(r.Uint64N(n), r.IntN(2) == 0); err != nil {
+						t.Errorf("SetVisible: %v", err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// The decoder checks caps and mirrors: the result must satisfy them.
+	b, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := new(LinkGraph).UnmarshalBinary(b); err != nil {
+		t.Fatalf("graph built concurrently fails its own checks: %v", err)
+	}
+}
+
+func TestLinkMarshalRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, opts := range []*LinkOptions{nil, {CapSemantic: 3, CapVersion: 2, CapDepends: 2, CapContradicts: 1, CapTemporal: LinkUnbounded}} {
+		spec := linkRandomSpec(r, 80, 600)
+		g := spec.build(t, opts, r)
+		b, err := g.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back LinkGraph
+		if err := back.UnmarshalBinary(b); err != nil {
+			t.Fatalf("UnmarshalBinary: %v", err)
+		}
+		linkSameGraph(t, g, &back, r)
+		b2, _ := back.MarshalBinary()
+		if !bytes.Equal(b, b2) {
+			t.Fatal("re-marshalled bytes differ")
+		}
+	}
+	// Empty graphs, zero value and not.
+	var zero LinkGraph
+	b, _ := zero.MarshalBinary()
+	if len(b) != linkMinBytes {
+		t.Errorf("empty encoding is %d bytes, want %d", len(b), linkMinBytes)
+	}
+	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	linkMustNode(t, g, 1, 1, true)
+	if err := g.UnmarshalBinary(b); err != nil || g.NodeCount() != 0 || g.Options().CapSemantic != 8 {
+		t.Errorf("unmarshal of an empty graph: %v, %d nodes, %+v", err, g.NodeCount(), g.Options())
+	}
+}
+
+// linkEncoding is a hand-written encoder for the format documented in
+// links.go, so the tests can state inputs field by field.
+type linkEncoding struct {
+	version uint32
+	caps    [6]int32
+	nodes   []linkEncNode
+	edges   [numLinkTypes][]linkEncEdge
+	trailer []byte // bytes between the last edge and the CRC
+}
+
+type linkEncNode struct {
+	key   uint64
+	t     float64
+	flags byte
+}
+
+type linkEncEdge struct {
+	from, to uint64
+	sim      float64
+}
+
+func (e linkEncoding) bytes() []byte {
+	le := binary.LittleEndian
+	b := []byte(linkMagic)
+	b = le.AppendUint32(b, e.version)
+	for _, c := range e.caps {
+		b = le.AppendUint32(b, uint32(c))
+	}
+	b = le.AppendUint64(b, uint64(len(e.nodes)))
+	for _, n := range e.nodes {
+		b = le.AppendUint64(b, n.key)
+		b = le.AppendUint64(b, math.Float64bits(n.t))
+		b = append(b, n.flags)
+	}
+	for _, list := range e.edges {
+		b = le.AppendUint64(b, uint64(len(list)))
+		for _, x := range list {
+			b = le.AppendUint64(b, x.from)
+			b = le.AppendUint64(b, x.to)
+			b = le.AppendUint64(b, math.Float64bits(x.sim))
+		}
+	}
+	b = append(b, e.trailer...)
+	return linkSeal(b)
+}
+
+// linkSeal appends the CRC-32C of b.
+func linkSeal(b []byte) []byte {
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// linkReseal replaces the trailing CRC of b with a correct one.
+func linkReseal(b []byte) []byte {
+	if len(b) < 4 {
+		return b
+	}
+	return linkSeal(slices.Clone(b[:len(b)-4]))
+}
+
+// linkValidEncoding is the encoding of a small graph with every link type.
+func linkValidEncoding() linkEncoding {
+	return linkEncoding{
+		version: 1,
+		caps:    [6]int32{4, -1, 1, 2, -1, -1},
+		nodes: []linkEncNode{
+			{key: 1, t: 1, flags: 0}, {key: 2, t: 2, flags: 1}, {key: 3, t: 3, flags: 1}, {key: 7, t: 3, flags: 0},
+		},
+		edges: [numLinkTypes][]linkEncEdge{
+			LinkSibling:     {{2, 3, 0.5}},
+			LinkVersion:     {{2, 1, 0}, {3, 7, 0}},
+			LinkTemporal:    {{3, 2, 0}},
+			LinkSemantic:    {{3, 2, 0.9}, {3, 1, 0.9}}, // sim tie: the newer target first
+			LinkDependsOn:   {{1, 2, 0}},
+			LinkDependedBy:  {{2, 1, 0}},
+			LinkContradicts: {{2, 7, 0}, {7, 2, 0}},
+		},
+	}
+}
+
+func TestLinkEncodingFormat(t *testing.T) {
+	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	linkMustNode(t, g, 7, 3, false)
+	linkMustNode(t, g, 3, 3, true)
+	linkMustNode(t, g, 2, 2, true)
+	linkMustNode(t, g, 1, 1, false)
+	linkMustEdge(t, g, LinkContradicts, 7, 2, 0)
+	linkMustEdge(t, g, LinkDependedBy, 2, 1, 0)
+	linkMustEdge(t, g, LinkSemantic, 3, 2, 0.9)
+	linkMustEdge(t, g, LinkSemantic, 3, 1, 0.9)
+	linkMustEdge(t, g, LinkTemporal, 3, 2, 0)
+	linkMustEdge(t, g, LinkVersion, 3, 7, 0)
+	linkMustEdge(t, g, LinkVersion, 2, 1, 0)
+	linkMustEdge(t, g, LinkSibling, 2, 3, 0.5)
+	got, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := linkValidEncoding().bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("MarshalBinary does not follow the documented format:\n got %x\nwant %x", got, want)
+	}
+}
+
+func TestLinkUnmarshalCorrupt(t *testing.T) {
+	valid := linkValidEncoding().bytes()
+	mod := func(f func(e *linkEncoding)) []byte {
+		e := linkValidEncoding()
+		f(&e)
+		return e.bytes()
+	}
+	huge := func(off int) []byte { // a count of 2⁶⁰ at off, resealed
+		b := slices.Clone(valid)
+		binary.LittleEndian.PutUint64(b[off:], 1<<60)
+		return linkReseal(b)
+	}
+	edgeStart := linkHeaderBytes + 8 + 4*linkNodeBytes
+	flipped := slices.Clone(valid)
+	flipped[20] ^= 0x10
+	cases := map[string][]byte{
+		"empty":            nil,
+		"short":            valid[:linkMinBytes-1],
+		"bad magic":        linkReseal(append([]byte("TMLINKZ\x00"), valid[8:]...)),
+		"bad CRC":          flipped,
+		"version 2":        mod(func(e *linkEncoding) { e.version = 2 }),
+		"cap 0":            mod(func(e *linkEncoding) { e.caps[3] = 0 }),
+		"cap -2":           mod(func(e *linkEncoding) { e.caps[0] = -2 }),
+		"huge node count":  huge(linkHeaderBytes),
+		"huge edge count":  huge(edgeStart),
+		"keys unsorted":    mod(func(e *linkEncoding) { e.nodes[0], e.nodes[1] = e.nodes[1], e.nodes[0] }),
+		"duplicate key":    mod(func(e *linkEncoding) { e.nodes[1].key = 1 }),
+		"NaN time":         mod(func(e *linkEncoding) { e.nodes[2].t = math.NaN() }),
+		"Inf time":         mod(func(e *linkEncoding) { e.nodes[2].t = math.Inf(1) }),
+		"bad flags":        mod(func(e *linkEncoding) { e.nodes[2].flags = 3 }),
+		"dangling to":      mod(func(e *linkEncoding) { e.edges[LinkVersion][0].to = 99 }),
+		"dangling from":    mod(func(e *linkEncoding) { e.edges[LinkVersion][0].from = 99 }),
+		"self-loop":        mod(func(e *linkEncoding) { e.edges[LinkSibling][0].to = 2 }),
+		"temporal forward": mod(func(e *linkEncoding) { e.edges[LinkTemporal][0] = linkEncEdge{2, 3, 0} }),
+		"temporal equal":   mod(func(e *linkEncoding) { e.edges[LinkTemporal][0] = linkEncEdge{3, 7, 0} }),
+		"version sim":      mod(func(e *linkEncoding) { e.edges[LinkVersion][0].sim = 0.5 }),
+		"NaN sim":          mod(func(e *linkEncoding) { e.edges[LinkSibling][0].sim = math.NaN() }),
+		"Inf sim":          mod(func(e *linkEncoding) { e.edges[LinkSibling][0].sim = math.Inf(-1) }),
+		"out of rank":      mod(func(e *linkEncoding) { s := e.edges[LinkSemantic]; s[0], s[1] = s[1], s[0] }),
+		"froms unsorted":   mod(func(e *linkEncoding) { v := e.edges[LinkVersion]; v[0], v[1] = v[1], v[0] }),
+		"duplicate link":   mod(func(e *linkEncoding) { e.edges[LinkVersion][1] = e.edges[LinkVersion][0] }),
+		"over cap":         mod(func(e *linkEncoding) { e.caps[3] = 1 }),
+		"no depended_by":   mod(func(e *linkEncoding) { e.edges[LinkDependedBy] = nil }),
+		"wrong mirror": mod(func(e *linkEncoding) {
+			e.edges[LinkDependedBy] = []linkEncEdge{{3, 1, 0}}
+		}),
+		"asymmetric contradicts": mod(func(e *linkEncoding) { e.edges[LinkContradicts] = e.edges[LinkContradicts][:1] }),
+		"trailing bytes":         mod(func(e *linkEncoding) { e.trailer = []byte{0} }),
+	}
+	for i := range len(valid) - 1 {
+		cases[fmt.Sprintf("truncated to %d", i)] = valid[:i]
+		cases[fmt.Sprintf("truncated to %d, resealed", i)] = linkReseal(valid[:i])
+	}
+	g := linkMustGraph(t, nil)
+	linkMustNode(t, g, 5, 5, true)
+	before, _ := g.MarshalBinary()
+	for name, b := range cases {
+		if err := g.UnmarshalBinary(b); !errors.Is(err, ErrLinkCorrupt) {
+			t.Errorf("%s: err = %v, want ErrLinkCorrupt", name, err)
+		}
+	}
+	if after, _ := g.MarshalBinary(); !bytes.Equal(before, after) {
+		t.Error("a failed UnmarshalBinary changed the graph")
+	}
+	if err := g.UnmarshalBinary(valid); err != nil {
+		t.Fatalf("valid encoding: %v", err)
+	}
+}
+
+// TestLinkUnmarshalAllocations checks counts are checked against the bytes
+// left before anything is allocated.
+func TestLinkUnmarshalAllocations(t *testing.T) {
+	e := linkValidEncoding()
+	b := e.bytes()
+	binary.LittleEndian.PutUint64(b[linkHeaderBytes:], 1<<40)
+	b = linkReseal(b)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := new(LinkGraph).UnmarshalBinary(b)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrLinkCorrupt) {
+		t.Fatalf("err = %v", err)
+	}
+	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<16 {
+		t.Errorf("rejecting a 2⁴⁰-node header allocated %d bytes", d)
+	}
+}
+
+func FuzzLinkUnmarshal(f *testing.F) {
+	valid := linkValidEncoding().bytes()
+	r := rand.New(rand.NewPCG(5, 6))
+	spec := linkRandomSpec(r, 12, 40)
+	g := spec.build(f, &LinkOptions{CapVersion: 2, CapDepends: 2}, r)
+	random, _ := g.MarshalBinary()
+	var zero LinkGraph
+	empty, _ := zero.MarshalBinary()
+	for _, b := range [][]byte{valid, random, empty} {
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+		f.Add(b[:len(b)-1])
+		for _, bit := range []int{3, 70, 8 * (linkHeaderBytes + 3), 8*len(b) - 40} {
+			c := slices.Clone(b)
+			c[bit/8] ^= 1 << (bit % 8)
+			f.Add(c)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// The raw input mostly fails the CRC; the resealed one reaches the
+		// structural checks.
+		for _, b := range [][]byte{data, linkReseal(data)} {
+			var g LinkGraph
+			err := g.UnmarshalBinary(b)
+			if err != nil {
+				if !errors.Is(err, ErrLinkCorrupt) {
+					t.Fatalf("error %v does not wrap ErrLinkCorrupt", err)
+				}
+				continue
+			}
+			out, err := g.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(out, b) {
+				t.Fatalf("accepted input re-marshals differently:\n in %x\nout %x", b, out)
+			}
+			if keys := g.Keys(); len(keys) > 0 {
+				if _, err := g.Expand(keys[:1], 3, 16, linkAllTypes()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			g.Orphans()
+		}
+	})
+}

@@ -1,0 +1,276 @@
+package index
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+)
+
+// File format (version 1), little-endian, written by Save:
+//
+//	magic "TMHNSW\x00\x00", u32 version, u32 dim, u32 M, u32 efConstruction,
+//	u32 ef, u32 n (nodes, deleted included), u32 live, u64 top (entry point
+//	in the low 32 bits, top level + 1 in the high 32), u64 seed,
+//	n × u64 keys, n × u8 levels, ⌈n/32⌉ × u32 tombstone bits,
+//	n·dim × f32 vectors, n·(2M+1) × u32 layer-0 blocks,
+//	for each node with level L > 0, in id order: L·(M+1) × u32,
+//	u32 CRC-32C (Castagnoli) of everything before it.
+const (
+	fileMagic   = "TMHNSW\x00\x00"
+	fileVersion = 1
+	headerSize  = 8 + 4*7 + 8 + 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Save writes the index to w. It holds the index exclusively while it
+// writes, so the image is consistent; searches and inserts wait.
+func (h *HNSW) Save(w io.Writer) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	crc := crc32.New(castagnoli)
+	bw := bufio.NewWriterSize(io.MultiWriter(w, crc), 1<<16)
+	var b8 [8]byte
+	u32 := func(v uint32) { binary.LittleEndian.PutUint32(b8[:4], v); bw.Write(b8[:4]) }
+	u64 := func(v uint64) { binary.LittleEndian.PutUint64(b8[:], v); bw.Write(b8[:]) }
+	n := h.n
+	bw.WriteString(fileMagic)
+	u32(fileVersion)
+	u32(uint32(h.dim))
+	u32(uint32(h.m))
+	u32(uint32(h.efc))
+	u32(uint32(h.ef))
+	u32(uint32(n))
+	u32(uint32(h.live))
+	u64(h.top.Load())
+	u64(h.seed)
+	for _, k := range h.keys[:n] {
+		u64(k)
+	}
+	bw.Write(h.levels[:n])
+	for _, d := range h.dead[:(n+31)/32] {
+		u32(d)
+	}
+	for _, x := range h.vecs[:n*h.dim] {
+		u32(math.Float32bits(x))
+	}
+	for _, x := range h.links0[:n*(h.m0+1)] {
+		u32(x)
+	}
+	for id := 0; id < n; id++ {
+		for _, x := range h.upper[id] {
+			u32(x)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	binary.LittleEndian.PutUint32(b8[:4], crc.Sum32())
+	_, err := w.Write(b8[:4])
+	return err
+}
+
+// SaveFile writes the index to path atomically: a temporary file in the
+// same directory, fsync, rename, fsync of the directory.
+func (h *HNSW) SaveFile(path string) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // a no-op after the rename
+	if err := h.Save(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// LoadFile reads an index saved with SaveFile.
+func LoadFile(path string) (*HNSW, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Load(bufio.NewReaderSize(f, 1<<20))
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
+}
+
+// Load reads an index written by Save, without rebuilding the graph. Every
+// length, id, count and level is checked; a truncated or damaged input is an
+// error wrapping ErrCorrupt. It reads no more than the header allows, and
+// allocates only as the bytes arrive.
+func Load(r io.Reader) (*HNSW, error) {
+	var hdr [headerSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, corrupt("header: %v", err)
+	}
+	if string(hdr[:8]) != fileMagic {
+		return nil, corrupt("not a tidemark HNSW file")
+	}
+	le := binary.LittleEndian
+	ver, dim, m, efc := le.Uint32(hdr[8:]), int(le.Uint32(hdr[12:])), int(le.Uint32(hdr[16:])), int(le.Uint32(hdr[20:]))
+	ef, n, live := int(le.Uint32(hdr[24:])), int(le.Uint32(hdr[28:])), int(le.Uint32(hdr[32:]))
+	top, seed := le.Uint64(hdr[36:]), le.Uint64(hdr[44:])
+	if ver != fileVersion {
+		return nil, corrupt("version %d, this build reads %d", ver, fileVersion)
+	}
+	opts := Options{Dim: dim, M: m, EfConstruction: efc, Ef: ef, Capacity: max(n, 1), Seed: seed}
+	if dim == 0 || m == 0 || efc == 0 || ef == 0 || seed == 0 {
+		return nil, corrupt("zero parameter in header")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, corrupt("header: %v", err)
+	}
+	if live > n {
+		return nil, corrupt("%d live of %d nodes", live, n)
+	}
+	m0 := 2 * m
+	// The fixed part, then the largest possible upper-layer part: the
+	// reader is limited to that, so a lying header cannot make us read
+	// (or allocate) more than the file holds.
+	fixed := uint64(n)*8 + uint64(n) + 4*uint64((n+31)/32) + 4*uint64(n)*uint64(dim) + 4*uint64(n)*uint64(m0+1)
+	limit := fixed + 4*uint64(m+1)*maxLevel*uint64(n) + 4 + 1
+	body, err := io.ReadAll(io.LimitReader(r, int64(min(limit, 1<<62))))
+	if err != nil {
+		return nil, corrupt("body: %v", err)
+	}
+	if uint64(len(body)) < fixed+4 {
+		return nil, corrupt("truncated: %d bytes, need at least %d", len(body), fixed+4)
+	}
+	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body[:len(body)-4])
+	if crc != le.Uint32(body[len(body)-4:]) {
+		return nil, corrupt("checksum mismatch (truncated or damaged)")
+	}
+	body = body[:len(body)-4]
+
+	h, err := New(opts)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	p := 0
+	take := func(k int) []byte { b := body[p : p+k]; p += k; return b }
+	keys := take(8 * n)
+	levels := take(n)
+	dead := take(4 * ((n + 31) / 32))
+	vecs := take(4 * n * dim)
+	links0 := take(4 * n * (m0 + 1))
+	upperWords := 0
+	for _, l := range levels {
+		if l > maxLevel {
+			return nil, corrupt("level %d above %d", l, maxLevel)
+		}
+		upperWords += int(l) * (m + 1)
+	}
+	if len(body)-p != 4*upperWords {
+		return nil, corrupt("upper layers: %d bytes, levels imply %d", len(body)-p, 4*upperWords)
+	}
+	h.n, h.live = n, live
+	copy(h.levels, levels)
+	liveBits := 0
+	for i := range h.dead[:(n+31)/32] {
+		w := le.Uint32(dead[4*i:])
+		if i == (n-1)/32 && n%32 != 0 && w>>(n%32) != 0 {
+			return nil, corrupt("tombstone bits beyond the last node")
+		}
+		h.dead[i] = w
+		for b := w; b != 0; b &= b - 1 {
+			liveBits++
+		}
+	}
+	if n-liveBits != live {
+		return nil, corrupt("%d tombstones but %d live of %d", liveBits, live, n)
+	}
+	for i := 0; i < n; i++ {
+		h.keys[i] = le.Uint64(keys[8*i:])
+		if !h.isDead(uint32(i)) {
+			if _, dup := h.byKey[h.keys[i]]; dup {
+				return nil, corrupt("key %d appears twice", h.keys[i])
+			}
+			h.byKey[h.keys[i]] = uint32(i)
+		}
+	}
+	for i := range h.vecs[:n*dim] {
+		x := math.Float32frombits(le.Uint32(vecs[4*i:]))
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return nil, corrupt("vector value %v", x)
+		}
+		h.vecs[i] = x
+	}
+	checkBlock := func(id int, blk []uint32, mmax int) error {
+		if int(blk[0]) > mmax {
+			return corrupt("node %d has %d neighbours, at most %d", id, blk[0], mmax)
+		}
+		for _, nb := range blk[1 : 1+blk[0]] {
+			if int(nb) >= n || int(nb) == id {
+				return corrupt("node %d links to %d (n = %d)", id, nb, n)
+			}
+		}
+		return nil
+	}
+	for i := range h.links0[:n*(m0+1)] {
+		h.links0[i] = le.Uint32(links0[4*i:])
+	}
+	topLevel := -1
+	for id := 0; id < n; id++ {
+		if err := checkBlock(id, h.list(uint32(id), 0), m0); err != nil {
+			return nil, err
+		}
+		l := int(h.levels[id])
+		topLevel = max(topLevel, l)
+		if l == 0 {
+			continue
+		}
+		h.upper[id] = make([]uint32, l*(m+1))
+		for j := range h.upper[id] {
+			h.upper[id][j] = le.Uint32(body[p:])
+			p += 4
+		}
+		for lv := 1; lv <= l; lv++ {
+			blk := h.list(uint32(id), lv)
+			if err := checkBlock(id, blk, m); err != nil {
+				return nil, err
+			}
+			for _, nb := range blk[1 : 1+blk[0]] {
+				if int(h.levels[nb]) < lv {
+					return nil, corrupt("node %d links at level %d to node %d of level %d", id, lv, nb, h.levels[nb])
+				}
+			}
+		}
+	}
+	switch entry, tl := uint32(top), int(top>>32)-1; {
+	case n == 0 && top != 0:
+		return nil, corrupt("entry point in an empty index")
+	case n > 0 && (int(entry) >= n || tl != topLevel || int(h.levels[entry]) != tl):
+		return nil, corrupt("entry point %d at level %d does not match the graph (top level %d)", entry, tl, topLevel)
+	}
+	h.top.Store(top)
+	h.rng = rand.New(rand.NewPCG(seed^uint64(n), seed^0x9E3779B97F4A7C15))
+	return h, nil
+}

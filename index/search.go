@@ -1,0 +1,215 @@
+package index
+
+import (
+	"math"
+	"sort"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/tidemark/tidemark/internal/prefetch"
+)
+
+// distID is a node with its distance to the current query.
+type distID struct {
+	d  float32
+	id uint32
+}
+
+// searcher is the scratch space of one search or insert, taken from the
+// index's pool so that searching allocates nothing in steady state.
+type searcher struct {
+	q []float32
+	// visited[id] == epoch marks id visited in the current search; the
+	// epoch advances per search and the array is cleared only on wrap.
+	visited []uint16
+	epoch   uint16
+	cand    minHeap // candidates to expand, closest first
+	res     maxHeap // the ef best so far, farthest on top
+	sel     []distID
+	keep    []distID
+	nbrs    []distID
+	batch   []uint32 // the unvisited neighbours of the node being expanded
+	tmp     []distID
+}
+
+func (h *HNSW) searcher() *searcher {
+	if s, ok := h.pool.Get().(*searcher); ok {
+		return s
+	}
+	return &searcher{}
+}
+
+// startVisit begins a new visited set over n nodes.
+func (s *searcher) startVisit(n int) {
+	if len(s.visited) < n {
+		s.visited = make([]uint16, max(n, 2*len(s.visited)))
+		s.epoch = 0
+	}
+	s.epoch++
+	if s.epoch == 0 {
+		clear(s.visited)
+		s.epoch = 1
+	}
+}
+
+// layer is the beam search of width ef on level l from ep (hnswlib's
+// searchBaseLayer / searchBaseLayerST). With skipDead, tombstoned nodes and
+// nodes the filter rejects route the search but are kept out of the
+// results. The results are left in s.res. The caller holds h.mu shared.
+func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int, skipDead bool, filter func(uint64) bool) {
+	s.startVisit(h.n)
+	s.cand = s.cand[:0]
+	s.res = s.res[:0]
+	s.visited[ep] = s.epoch
+	s.cand.push(distID{epd, ep})
+	lower := float32(math.Inf(1))
+	if !skipDead || h.accept(ep, filter) {
+		s.res.push(distID{epd, ep})
+		lower = epd
+	}
+	for len(s.cand) > 0 {
+		c := s.cand.pop()
+		if c.d > lower && len(s.res) >= ef {
+			break
+		}
+		// Collect the unvisited neighbours and prefetch their vectors
+		// before computing any distance, so the cache misses overlap.
+		blk := h.list(c.id, l)
+		cnt := atomic.LoadUint32(&blk[0])
+		batch := s.batch[:0]
+		for i := uint32(1); i <= cnt; i++ {
+			nb := atomic.LoadUint32(&blk[i])
+			if s.visited[nb] == s.epoch {
+				continue
+			}
+			s.visited[nb] = s.epoch
+			prefetch.Lines(unsafe.Pointer(&h.vecs[int(nb)*h.dim]), h.lines)
+			batch = append(batch, nb)
+		}
+		s.batch = batch
+		for _, nb := range batch {
+			d := h.dist(q, nb)
+			if len(s.res) < ef || d < lower {
+				s.cand.push(distID{d, nb})
+				if !skipDead || h.accept(nb, filter) {
+					s.res.push(distID{d, nb})
+					if len(s.res) > ef {
+						s.res.pop()
+					}
+				}
+				if len(s.res) > 0 {
+					lower = s.res[0].d
+				}
+			}
+		}
+	}
+}
+
+// accept reports whether a node may be returned: not deleted, and allowed
+// by the filter.
+func (h *HNSW) accept(id uint32, filter func(uint64) bool) bool {
+	return !h.isDead(id) && (filter == nil || filter(h.keys[id]))
+}
+
+// minHeap is a binary heap of distIDs, closest on top.
+type minHeap []distID
+
+func (hp *minHeap) push(x distID) {
+	h := append(*hp, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].d <= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	*hp = h
+}
+
+func (hp *minHeap) pop() distID {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].d < h[l].d {
+			m = r
+		}
+		if h[i].d <= h[m].d {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*hp = h
+	return top
+}
+
+// maxHeap is a binary heap of distIDs, farthest on top.
+type maxHeap []distID
+
+func (hp *maxHeap) push(x distID) {
+	h := append(*hp, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p].d >= h[i].d {
+			break
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+	*hp = h
+}
+
+func (hp *maxHeap) pop() distID {
+	h := *hp
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].d > h[l].d {
+			m = r
+		}
+		if h[i].d >= h[m].d {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*hp = h
+	return top
+}
+
+// sorted empties the heap into dst in ascending distance (ties by id).
+func (hp *maxHeap) sorted(dst []distID) []distID {
+	dst = append(dst[:0], *hp...)
+	*hp = (*hp)[:0]
+	sortByDist(dst)
+	return dst
+}
+
+func sortByDist(xs []distID) {
+	sort.Slice(xs, func(a, b int) bool {
+		if xs[a].d != xs[b].d {
+			return xs[a].d < xs[b].d
+		}
+		return xs[a].id < xs[b].id
+	})
+}
