@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +103,12 @@ type ANNConfig struct {
 	// SearchThreads is the number of goroutines for the all-core rate
 	// (default GOMAXPROCS).
 	SearchThreads int
+	// HnswlibSource is the hnswlib harness (hb.cpp of
+	// ../shared/tools/hnswlib-bench); empty skips hnswlib.
+	HnswlibSource string
+	// CoderDir is the coder/hnsw harness module (tools/coderhnsw-bench);
+	// empty skips coder/hnsw.
+	CoderDir string
 	// Progress, when set, receives a line per measured row.
 	Progress io.Writer
 }
@@ -250,4 +257,92 @@ func countHits(res []index.Result, gt []int32) int {
 		}
 	}
 	return n
+}
+
+// ANNReport is the outcome of [RunANN]: one row per (system, ef), and a
+// note per system that could not run.
+type ANNReport struct {
+	Prefix  string   `json:"prefix"`
+	N       int      `json:"n"`
+	Dim     int      `json:"dim"`
+	M       int      `json:"m"`
+	EfC     int      `json:"ef_construction"`
+	Rows    []ANNRow `json:"rows"`
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// RunANN measures tidemark's HNSW and, in the same run, the baselines that
+// are available: the hnswlib harness (compiled from cfg.HnswlibSource with
+// g++ when hnswlib's header is installed) and coder/hnsw (the separate
+// module in cfg.CoderDir, run with the go command).
+func RunANN(ctx context.Context, cfg ANNConfig) (*ANNReport, error) {
+	c := cfg.withDefaults()
+	if c.Prefix == "" {
+		return nil, fmt.Errorf("bench: ANNConfig.Prefix is required")
+	}
+	d, err := LoadANN(c.Prefix)
+	if err != nil {
+		return nil, err
+	}
+	rep := &ANNReport{Prefix: c.Prefix, N: d.N, Dim: d.Dim, M: c.M, EfC: c.EfConstruction}
+	rows, err := RunTidemarkANN(ctx, d, c)
+	if err != nil {
+		return nil, err
+	}
+	rep.Rows = append(rep.Rows, rows...)
+	dataBytes := int64(len(d.Base)+len(d.Query))*4 + int64(len(d.GT))*4
+	d = nil
+	runtime.GC()
+	if rows, note := runHnswlib(ctx, c, dataBytes); note != "" {
+		rep.Skipped = append(rep.Skipped, note)
+	} else {
+		rep.Rows = append(rep.Rows, rows...)
+	}
+	if rows, note := runCoderHNSW(ctx, c); note != "" {
+		rep.Skipped = append(rep.Skipped, note)
+	} else {
+		rep.Rows = append(rep.Rows, rows...)
+	}
+	return rep, nil
+}
+
+// WriteTable prints the report as one table for people.
+func (r *ANNReport) WriteTable(w io.Writer) error {
+	ew := &tableWriter{w: w}
+	ew.printf("ANN benchmark: %s (n=%d, d=%d), M=%d, efConstruction=%d\n\n", r.Prefix, r.N, r.Dim, r.M, r.EfC)
+	ew.printf("%-11s %5s %10s %12s %13s %9s %10s\n", "system", "ef", "recall@10", "q/s 1-thr", "q/s all-core", "build s", "mem MiB")
+	for _, row := range r.Rows {
+		all := "—"
+		if row.QPSAllCores != nil {
+			all = fmt.Sprintf("%.0f", *row.QPSAllCores)
+		}
+		mem := "—"
+		if row.MemoryBytes > 0 {
+			mem = fmt.Sprintf("%.1f", float64(row.MemoryBytes)/(1<<20))
+		}
+		ew.printf("%-11s %5d %10.4f %12.0f %13s %9.2f %10s\n", row.System, row.Ef, row.RecallAt10, row.QPS1Thread, all, row.BuildS, mem)
+	}
+	for _, s := range r.Skipped {
+		ew.printf("skipped: %s\n", s)
+	}
+	ew.printf("\nmemory: tidemark and coder/hnsw heap growth over the build; hnswlib peak RSS minus the dataset.\n")
+	return ew.err
+}
+
+// WriteJSON prints the report as JSON: the rows, one object per (system, ef).
+func (r *ANNReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+type tableWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (t *tableWriter) printf(format string, args ...any) {
+	if t.err == nil {
+		_, t.err = fmt.Fprintf(t.w, format, args...)
+	}
 }
