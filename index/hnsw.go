@@ -85,6 +85,7 @@ type HNSW struct {
 	dim, m, m0, efc, ef int
 	mult                float64
 	lines               int // cache lines per vector to prefetch (≤ 8)
+	listLines           int // cache lines per layer-0 neighbour block
 
 	// mu is held exclusively to grow the arrays, to assign a node, to
 	// delete and to compact; shared by everything that reads the arrays.
@@ -123,11 +124,12 @@ func New(opts Options) (*HNSW, error) {
 	o := opts.withDefaults()
 	h := &HNSW{
 		dim: o.Dim, m: o.M, m0: 2 * o.M, efc: o.EfConstruction, ef: o.Ef,
-		mult:  1 / math.Log(float64(o.M)),
-		lines: min(8, (4*o.Dim+63)/64),
-		byKey: make(map[uint64]uint32, o.Capacity),
-		rng:   rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
-		seed:  o.Seed,
+		mult:      1 / math.Log(float64(o.M)),
+		lines:     min(8, (4*o.Dim+63)/64),
+		listLines: min(8, (4*(2*o.M+1)+63)/64+1),
+		byKey:     make(map[uint64]uint32, o.Capacity),
+		rng:       rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
+		seed:      o.Seed,
 	}
 	h.grow(o.Capacity)
 	return h, nil

@@ -83,11 +83,25 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 				continue
 			}
 			s.visited[nb] = s.epoch
-			prefetch.Lines(unsafe.Pointer(&h.vecs[int(nb)*h.dim]), h.lines)
 			batch = append(batch, nb)
 		}
 		s.batch = batch
-		for _, nb := range batch {
+		// Software pipelining: keep the next lookAhead vectors in
+		// flight while each distance is computed (hnswlib prefetches one
+		// ahead); prefetching all of them at once overfills the CPU's
+		// line-fill buffers and stalls.
+		if len(batch) > 0 {
+			prefetch.Rows(unsafe.Pointer(&h.vecs[0]), uintptr(4*h.dim), batch[:min(lookAhead, len(batch))], h.lines)
+		}
+		// The next candidate to expand is most likely the current best:
+		// start loading its neighbour block while these distances run.
+		if l == 0 && len(s.cand) > 0 {
+			prefetch.Lines(unsafe.Pointer(&h.links0[int(s.cand[0].id)*(h.m0+1)]), h.listLines)
+		}
+		for bi, nb := range batch {
+			if j := bi + lookAhead; j < len(batch) {
+				prefetch.Lines(unsafe.Pointer(&h.vecs[int(batch[j])*h.dim]), h.lines)
+			}
 			d := h.dist(q, nb)
 			if len(s.res) < ef || d < lower {
 				s.cand.push(distID{d, nb})
@@ -213,3 +227,8 @@ func sortByDist(xs []distID) {
 		return xs[a].id < xs[b].id
 	})
 }
+
+// lookAhead is how many neighbour vectors are prefetched ahead of the
+// distance being computed: on GloVe-100 (2-core VM), 3–6 ahead beat both
+// one ahead and all at once.
+const lookAhead = 4

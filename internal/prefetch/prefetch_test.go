@@ -23,3 +23,18 @@ func TestLinesChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestRowsChangesNothing(t *testing.T) {
+	buf := make([]float32, 100*10)
+	for i := range buf {
+		buf[i] = float32(i)
+	}
+	Rows(unsafe.Pointer(&buf[0]), 400, []uint32{0, 5, 9, 3}, 7)
+	Rows(unsafe.Pointer(&buf[0]), 400, nil, 7)
+	Rows(unsafe.Pointer(&buf[0]), 400, []uint32{2}, 0)
+	for i := range buf {
+		if buf[i] != float32(i) {
+			t.Fatalf("element %d changed", i)
+		}
+	}
+}
