@@ -2,7 +2,6 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -12,22 +11,6 @@ import (
 )
 
 // Errors returned by [LinkGraph], wrapped with detail; test with errors.Is.
-var (
-	// ErrLinkUnknown: a key that is not a node of the link graph.
-	ErrLinkUnknown = errors.New("index: unknown link node")
-	// ErrLinkInvalid: a malformed argument — an invalid link type, a
-	// self-loop, a non-finite similarity or time, a temporal link that does
-	// not point back in time, or invalid LinkOptions.
-	ErrLinkInvalid = errors.New("index: invalid link input")
-	// ErrLinkExists: AddNode of a key that is present with a different time.
-	ErrLinkExists = errors.New("index: link node exists with a different time")
-	// ErrLinkOrphan: an archived node that no visible node reaches by
-	// version links (All-Mem App. B.4, Eq. 24).
-	ErrLinkOrphan = errors.New("index: orphaned archived node")
-	// ErrLinkCorrupt: a link graph encoding that is truncated, damaged or
-	// not a link graph.
-	ErrLinkCorrupt = errors.New("index: corrupt link graph encoding")
-)
 
 // LinkType is the type of a directed link between two memories.
 //
