@@ -1,8 +1,9 @@
 package index
 
 import (
+	"cmp"
 	"math"
-	"sort"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -220,11 +221,11 @@ func (hp *maxHeap) sorted(dst []distID) []distID {
 }
 
 func sortByDist(xs []distID) {
-	sort.Slice(xs, func(a, b int) bool {
-		if xs[a].d != xs[b].d {
-			return xs[a].d < xs[b].d
+	slices.SortFunc(xs, func(a, b distID) int {
+		if a.d != b.d {
+			return cmp.Compare(a.d, b.d)
 		}
-		return xs[a].id < xs[b].id
+		return cmp.Compare(a.id, b.id)
 	})
 }
 
