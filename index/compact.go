@@ -10,7 +10,7 @@ import (
 // the neighbour-selection heuristic from a beam search around it plus its
 // live neighbours and the live neighbours of the deleted ones it linked to
 // (the deleted node's neighbourhood is bridged, not lost); then the live
-// nodes are renumbered densely and the arrays shrink. Without it, deleted nodes keep routing
+// nodes are renumbered densely, in their order, and the arrays shrink. Without it, deleted nodes keep routing
 // searches and every new insert links to fewer live nodes, so recall
 // degrades as the graph churns.
 //
@@ -36,42 +36,56 @@ func (h *HNSW) Compact() int {
 		}
 	}
 
-	// 2. Renumber the live nodes densely, keeping their order.
-	remap := make([]uint32, h.n)
-	newN := 0
-	for id := 0; id < h.n; id++ {
-		if h.isDead(uint32(id)) {
-			remap[id] = none
-			continue
+	h.renumber(h.liveOrder())
+	return removed
+}
+
+// liveOrder lists the live nodes in id order. The caller holds h.mu
+// exclusively.
+func (h *HNSW) liveOrder() []uint32 {
+	order := make([]uint32, 0, h.live)
+	for id := uint32(0); int(id) < h.n; id++ {
+		if !h.isDead(id) {
+			order = append(order, id)
 		}
-		remap[id] = uint32(newN)
-		newN++
 	}
+	return order
+}
+
+// renumber rebuilds the arrays with order[i] (an old id) becoming node i,
+// dropping every node not in order and every link to one. The caller holds
+// h.mu exclusively.
+func (h *HNSW) renumber(order []uint32) {
+	remap := make([]uint32, h.n)
+	for i := range remap {
+		remap[i] = none
+	}
+	for nid, id := range order {
+		remap[id] = uint32(nid)
+	}
+	newN := len(order)
 	oldVecs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.links0, h.upper, h.levels, h.keys
 	h.arena, h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil, nil, nil, nil
 	h.n = 0
 	h.grow(max(newN, 1))
 	h.byKey = make(map[uint64]uint32, newN)
-	topLevel, entry := -1, uint32(0)
-	for id := 0; id < len(remap); id++ {
-		nid := remap[id]
-		if nid == none {
-			continue
+	copyList := func(dst, src []uint32) {
+		k := 0
+		for _, nb := range src[1 : 1+src[0]] {
+			if r := remap[nb]; r != none {
+				dst[1+k] = r
+				k++
+			}
 		}
-		copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[id*h.dim:(id+1)*h.dim])
+		dst[0] = uint32(k)
+	}
+	topLevel, entry := -1, uint32(0)
+	for nidx, id := range order {
+		nid := uint32(nidx)
+		copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[int(id)*h.dim:int(id+1)*h.dim])
 		h.levels[nid], h.keys[nid] = oldLevels[id], oldKeys[id]
 		h.byKey[oldKeys[id]] = nid
-		copyList := func(dst, src []uint32) {
-			k := 0
-			for _, nb := range src[1 : 1+src[0]] {
-				if r := remap[nb]; r != none {
-					dst[1+k] = r
-					k++
-				}
-			}
-			dst[0] = uint32(k)
-		}
-		copyList(h.links0[int(nid)*(h.m0+1):int(nid+1)*(h.m0+1)], oldLinks0[id*(h.m0+1):(id+1)*(h.m0+1)])
+		copyList(h.links0[int(nid)*(h.m0+1):int(nid+1)*(h.m0+1)], oldLinks0[int(id)*(h.m0+1):int(id+1)*(h.m0+1)])
 		if l := int(oldLevels[id]); l > 0 {
 			h.upper[nid] = make([]uint32, l*(h.m+1))
 			for lv := 0; lv < l; lv++ {
@@ -88,7 +102,6 @@ func (h *HNSW) Compact() int {
 	} else {
 		h.top.Store(uint64(topLevel+1)<<32 | uint64(entry))
 	}
-	return removed
 }
 
 // repair rewrites node id's list at level l if it holds deleted nodes: the
