@@ -41,7 +41,9 @@ func LoadANN(prefix string) (*ANNData, error) {
 	if _, err := fmt.Sscan(strings.TrimSpace(string(meta)), &d.N, &d.Dim, &d.NQ, &d.K); err != nil {
 		return nil, fmt.Errorf("bench: %s.meta: want \"N D NQ K\": %w", prefix, err)
 	}
-	if d.N <= 0 || d.Dim <= 0 || d.NQ <= 0 || d.K <= 0 || d.N*d.Dim > maxANNElements || d.NQ*d.Dim > maxANNElements {
+	if d.N <= 0 || d.Dim <= 0 || d.NQ <= 0 || d.K <= 0 || d.N > maxANNElements || d.Dim > maxANNElements ||
+		d.NQ > maxANNElements || d.K > maxANNElements || d.N > maxANNElements/d.Dim || d.NQ > maxANNElements/d.Dim ||
+		d.NQ > maxANNElements/d.K {
 		return nil, fmt.Errorf("bench: %s.meta: implausible sizes %d %d %d %d", prefix, d.N, d.Dim, d.NQ, d.K)
 	}
 	if d.Base, err = readFloats(prefix+".base", d.N*d.Dim); err != nil {

@@ -315,8 +315,10 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			x := seed*0x9E3779B97F4A7C15 + uint64(lo) + 1
 			for i := lo; i < hi; i++ {
+				// Seeded per row, so the data does not depend on the
+				// number of workers.
+				x := (seed+uint64(i))*0x9E3779B97F4A7C15 | 1
 				row := b.Vectors[i*dim : (i+1)*dim]
 				for j := range row {
 					x ^= x << 13
@@ -358,6 +360,9 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 		b.Lambda[i] = float32(temporal.Lambda([]float64{7, 30, 90, 365}[h>>36%4]))
 		b.BaseConf[i] = float32(temporal.Source(h >> 40 % 8).Authority())
 		b.Access[i], b.Positive[i], b.Negative[i], b.Degree[i] = float32(h>>44%20), float32(h>>48%4), float32(h>>52%2), float32(h>>56%9)
+	}
+	if err := b.Validate(); err != nil {
+		panic("bench: synthetic batch is invalid: " + err.Error())
 	}
 	qs := make([]kernels.Query, nq)
 	x := seed + 12345

@@ -14,6 +14,9 @@ import (
 // [HashingOptions.Dim] is zero.
 const DefaultHashingDim = 1024
 
+// MaxHashingDim is the largest dimension a Hashing embedder accepts.
+const MaxHashingDim = 1 << 20
+
 // hashingCtxEvery is how many texts Embed and Fit process between checks of
 // the context.
 const hashingCtxEvery = 256
@@ -58,9 +61,9 @@ func (o *HashingOptions) Validate() error {
 	if o == nil {
 		return nil
 	}
-	if o.Dim < 0 {
-		return fmt.Errorf("%w: HashingOptions.Dim = %d, want > 0 (or 0 for the default %d)",
-			ErrBadDimension, o.Dim, DefaultHashingDim)
+	if o.Dim < 0 || o.Dim > MaxHashingDim {
+		return fmt.Errorf("%w: HashingOptions.Dim = %d, want 1…%d (or 0 for the default %d)",
+			ErrBadDimension, o.Dim, MaxHashingDim, DefaultHashingDim)
 	}
 	return nil
 }

@@ -438,14 +438,35 @@ func TestHashingContextCanceled(t *testing.T) {
 func TestHashingConcurrent(t *testing.T) {
 	// Run with -race: Embed is safe for concurrent use, also with Fit.
 	h := newHashingT(t, &HashingOptions{Dim: 64})
-	want := embedT(t, h, hashingSampleTexts...)
+	// Every concurrent Embed must see either the unfitted weights or the
+	// fitted ones, never a mixture.
+	before := embedT(t, h, hashingSampleTexts...)
+	fitted := newHashingT(t, &HashingOptions{Dim: 64})
+	if err := fitted.Fit(hashingSampleCorpus); err != nil {
+		t.Fatal(err)
+	}
+	after := embedT(t, fitted, hashingSampleTexts...)
+	same := func(a, b [][]float32) bool {
+		for i := range a {
+			for j := range a[i] {
+				if a[i][j] != b[i][j] {
+					return false
+				}
+			}
+		}
+		return true
+	}
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for range 20 {
 				vs, err := h.Embed(context.Background(), hashingSampleTexts)
-				if err != nil || len(vs) != len(want) {
+				if err != nil || len(vs) != len(before) {
 					t.Errorf("concurrent Embed: %d vectors, %v", len(vs), err)
+					return
+				}
+				if !same(vs, before) && !same(vs, after) {
+					t.Error("concurrent Embed returned neither the unfitted nor the fitted vectors")
 					return
 				}
 			}

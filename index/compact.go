@@ -17,6 +17,8 @@ import (
 // Compact holds the index exclusively for its duration (about a second per
 // hundred thousand nodes); it returns the number of nodes removed.
 func (h *HNSW) Compact() int {
+	h.structMu.Lock()
+	defer h.structMu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	removed := h.n - h.live

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
 )
 
@@ -64,8 +65,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Options.EfConstruction = %d", ErrOptions, d.EfConstruction)
 	case d.Ef < 1:
 		return fmt.Errorf("%w: Options.Ef = %d", ErrOptions, d.Ef)
-	case d.Capacity < 1:
-		return fmt.Errorf("%w: Options.Capacity = %d", ErrOptions, d.Capacity)
+	case d.Capacity < 1 || d.Capacity > maxCapacity || d.Capacity > (1<<36)/(d.Dim+2*d.M+1):
+		return fmt.Errorf("%w: Options.Capacity = %d, want 1…%d and at most 2³⁶ words of vectors and links", ErrOptions, d.Capacity, maxCapacity)
 	}
 	return nil
 }
@@ -74,7 +75,10 @@ const (
 	maxDim   = 1 << 16
 	maxM     = 512
 	maxLevel = 48
-	none     = math.MaxUint32
+	// maxCapacity bounds the initial allocation; the index still grows
+	// past it by inserting.
+	maxCapacity = 1 << 30
+	none        = math.MaxUint32
 	// lockStripes is the number of node locks; node i uses i % lockStripes.
 	lockStripes = 4096
 )
@@ -87,6 +91,11 @@ type HNSW struct {
 	lines               int // cache lines per vector to prefetch (≤ 8)
 	listLines           int // cache lines per layer-0 neighbour block
 
+	// structMu is held shared by an insert for its whole duration and
+	// exclusively by Compact and Save, which renumber or image the graph
+	// and so must not fall between an insert's assignment of a node and
+	// its linking. Lock order: structMu, then mu.
+	structMu sync.RWMutex
 	// mu is held exclusively to grow the arrays, to assign a node, to
 	// delete and to compact; shared by everything that reads the arrays.
 	mu sync.RWMutex
@@ -197,19 +206,11 @@ func unitVector(v, dst []float32, dim int) error {
 	if len(v) != dim {
 		return fmt.Errorf("%w: got %d, index has %d", ErrDimension, len(v), dim)
 	}
-	var ss float64
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: element %d is %v", ErrNotFinite, i, x)
-		}
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
+	switch p, i := unitvec.Normalize(v, dst); p {
+	case unitvec.NotFinite:
+		return fmt.Errorf("%w: element %d is %v", ErrNotFinite, i, v[i])
+	case unitvec.Zero:
 		return ErrZeroVector
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
 	}
 	return nil
 }
@@ -254,6 +255,8 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 		return err
 	}
 
+	h.structMu.RLock()
+	defer h.structMu.RUnlock()
 	// Assign a node under the exclusive lock.
 	h.mu.Lock()
 	if _, ok := h.byKey[key]; ok {
@@ -452,7 +455,9 @@ type SearchOptions struct {
 	Ef int
 	// Filter, when set, is called inside the search loop for each
 	// candidate key; a key it rejects still routes the search but is never
-	// returned (like a tombstone).
+	// returned (like a tombstone). It runs while the index is read-locked:
+	// it must not call the index's methods. A filter that rejects most keys
+	// makes the search visit much of the graph; the context still stops it.
 	Filter func(key uint64) bool
 }
 
@@ -504,7 +509,14 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 	for l := topLevel; l > 0; l-- {
 		ep, epd = h.greedy(s.q, ep, epd, l)
 	}
+	s.ctx = ctx
 	s.layer(h, s.q, ep, epd, ef, 0, true, filter)
+	s.ctx = nil
+	if err := s.err; err != nil {
+		s.err = nil
+		s.res = s.res[:0]
+		return nil, err
+	}
 	res := s.res.sorted(s.sel[:0])
 	out := make([]Result, 0, min(k, len(res)))
 	for _, r := range res[:min(k, len(res))] {

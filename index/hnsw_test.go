@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/crc32"
+	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -412,6 +414,27 @@ func TestRejectsBadInput(t *testing.T) {
 	if _, err := h.Search(cancelled, []float32{1, 0, 0, 0}, 1, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled search: %v", err)
 	}
+	// A filter that rejects everything walks the whole graph; a context
+	// cancelled during the walk stops it.
+	r := rand.New(rand.NewPCG(41, 1))
+	big, _ := buildIndex(t, r, newMixture(r, 10, 4), 3000)
+	walkCtx, stop := context.WithCancel(ctx)
+	calls := 0
+	reject := func(uint64) bool {
+		if calls++; calls == 500 {
+			stop()
+		}
+		return false
+	}
+	if _, err := big.Search(walkCtx, []float32{1, 0, 0, 0}, 5, &SearchOptions{Filter: reject}); !errors.Is(err, context.Canceled) {
+		t.Errorf("search cancelled mid-walk: %v after %d filter calls", err, calls)
+	}
+	if calls >= 3000 {
+		t.Errorf("the cancelled search visited the whole graph (%d filter calls)", calls)
+	}
+	if res, err := big.Search(ctx, []float32{1, 0, 0, 0}, 5, nil); err != nil || len(res) != 5 {
+		t.Errorf("search after a cancelled one: %v %v", res, err)
+	}
 }
 
 func TestSaveLoadRoundTrip(t *testing.T) {
@@ -496,8 +519,21 @@ func TestLoadRejectsCorruption(t *testing.T) {
 			t.Fatalf("truncated to %d bytes: %v", n, err)
 		}
 	}
-	if _, err := Load(bytes.NewReader(append(append([]byte(nil), good...), 0))); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("trailing byte accepted: %v", err)
+	// In a stream, what follows the index is left for the caller…
+	stream := bytes.NewReader(append(append([]byte(nil), good...), 'x', 'y'))
+	if _, err := Load(stream); err != nil {
+		t.Fatalf("index followed by data: %v", err)
+	}
+	if rest, _ := io.ReadAll(stream); string(rest) != "xy" {
+		t.Fatalf("Load consumed the data after the index: %q left", rest)
+	}
+	// …but a file with bytes after the index is corrupt.
+	path := filepath.Join(t.TempDir(), "trailing.hnsw")
+	if err := os.WriteFile(path, append(append([]byte(nil), good...), 0), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("file with a trailing byte: %v", err)
 	}
 	for i := 0; i < len(good); i++ {
 		bad := append([]byte(nil), good...)
@@ -547,5 +583,82 @@ func tryLoad(t *testing.T, data []byte) {
 	}
 	if err := h.Insert(1<<63, q); err != nil && !errors.Is(err, ErrExists) {
 		t.Fatalf("accepted index fails to insert: %v", err)
+	}
+}
+
+// Compact and Save run while inserts, deletes and searches do: no insert
+// may fall between its node's assignment and its linking (run with -race).
+func TestConcurrentCompactAndSave(t *testing.T) {
+	const dim = 8
+	h, err := New(Options{Dim: dim, M: 6, EfConstruction: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	live := map[uint64][]float32{}
+	for w := 0; w < 3; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(w), 77))
+			for i := 0; i < 300; i++ {
+				key := uint64(w*1000 + i)
+				v := randUnit(r, dim)
+				if err := h.Insert(key, v); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				live[key] = v
+				if i%3 == 2 {
+					victim := uint64(w*1000 + r.IntN(i))
+					if _, ok := live[victim]; ok {
+						if err := h.Delete(victim); err != nil {
+							t.Error(err)
+						}
+						delete(live, victim)
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	var saves int
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			h.Compact()
+			var b bytes.Buffer
+			if err := h.Save(&b); err != nil {
+				t.Error(err)
+				return
+			}
+			if _, err := Load(&b); err != nil {
+				t.Errorf("an image saved during inserts does not load: %v", err)
+				return
+			}
+			saves++
+		}
+	}()
+	wg.Wait()
+	<-done
+	h.Compact()
+	if h.Len() != len(live) {
+		t.Fatalf("Len %d, want %d", h.Len(), len(live))
+	}
+	found := 0
+	for key, v := range live {
+		res, err := h.Search(context.Background(), v, 1, &SearchOptions{Ef: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) == 1 && res[0].Key == key {
+			found++
+		}
+	}
+	if frac := float64(found) / float64(len(live)); frac < 0.97 {
+		t.Errorf("after concurrent compaction only %.3f of live keys find themselves (%d saves)", frac, saves)
 	}
 }

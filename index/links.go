@@ -918,7 +918,7 @@ const (
 	linkMinBytes      = linkHeaderBytes + 8 + int(numLinkTypes)*8 + 4
 )
 
-var linkCRCTable = crc32.MakeTable(crc32.Castagnoli)
+var linkCRCTable = castagnoli // the CRC-32C table of persist.go
 
 // MarshalBinary implements encoding.BinaryMarshaler with a flat, versioned
 // format ending in a CRC-32C. Equal graphs give identical bytes.

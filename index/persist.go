@@ -32,6 +32,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Save writes the index to w. It holds the index exclusively while it
 // writes, so the image is consistent; searches and inserts wait.
 func (h *HNSW) Save(w io.Writer) error {
+	h.structMu.Lock()
+	defer h.structMu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	crc := crc32.New(castagnoli)
@@ -108,14 +110,23 @@ func (h *HNSW) SaveFile(path string) error {
 	return d.Sync()
 }
 
-// LoadFile reads an index saved with SaveFile.
+// LoadFile reads an index saved with SaveFile; bytes after the index make
+// the file corrupt.
 func LoadFile(path string) (*HNSW, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Load(bufio.NewReaderSize(f, 1<<20))
+	br := bufio.NewReaderSize(f, 1<<20)
+	h, err := Load(br)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return nil, corrupt("%s: data after the index", path)
+	}
+	return h, nil
 }
 
 func corrupt(format string, args ...any) error {
@@ -124,8 +135,8 @@ func corrupt(format string, args ...any) error {
 
 // Load reads an index written by Save, without rebuilding the graph. Every
 // length, id, count and level is checked; a truncated or damaged input is an
-// error wrapping ErrCorrupt. It reads no more than the header allows, and
-// allocates only as the bytes arrive.
+// error wrapping ErrCorrupt. It reads exactly the index's bytes (whatever
+// follows in r is left unread) and allocates only as the bytes arrive.
 func Load(r io.Reader) (*HNSW, error) {
 	var hdr [headerSize]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
@@ -152,18 +163,38 @@ func Load(r io.Reader) (*HNSW, error) {
 		return nil, corrupt("%d live of %d nodes", live, n)
 	}
 	m0 := 2 * m
-	// The fixed part, then the largest possible upper-layer part: the
-	// reader is limited to that, so a lying header cannot make us read
-	// (or allocate) more than the file holds.
+	// Read exactly the fixed part, then exactly the upper layers the levels
+	// imply and the checksum, so that an index can be followed by other data
+	// in the stream. io.ReadAll of a LimitReader allocates only as bytes
+	// arrive: a lying header cannot make Load allocate what is not there.
 	fixed := uint64(n)*8 + uint64(n) + 4*uint64((n+31)/32) + 4*uint64(n)*uint64(dim) + 4*uint64(n)*uint64(m0+1)
-	limit := fixed + 4*uint64(m+1)*maxLevel*uint64(n) + 4 + 1
-	body, err := io.ReadAll(io.LimitReader(r, int64(min(limit, 1<<62))))
+	readN := func(k uint64, what string) ([]byte, error) {
+		b, err := io.ReadAll(io.LimitReader(r, int64(k)))
+		if err != nil {
+			return nil, corrupt("%s: %v", what, err)
+		}
+		if uint64(len(b)) != k {
+			return nil, corrupt("truncated %s: %d of %d bytes", what, len(b), k)
+		}
+		return b, nil
+	}
+	body, err := readN(fixed, "node arrays")
 	if err != nil {
-		return nil, corrupt("body: %v", err)
+		return nil, err
 	}
-	if uint64(len(body)) < fixed+4 {
-		return nil, corrupt("truncated: %d bytes, need at least %d", len(body), fixed+4)
+	levelsRaw := body[8*n : 9*n]
+	upperWords := uint64(0)
+	for _, l := range levelsRaw {
+		if l > maxLevel {
+			return nil, corrupt("level %d above %d", l, maxLevel)
+		}
+		upperWords += uint64(l) * uint64(m+1)
 	}
+	tail, err := readN(4*upperWords+4, "upper layers")
+	if err != nil {
+		return nil, err
+	}
+	body = append(body, tail...)
 	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body[:len(body)-4])
 	if crc != le.Uint32(body[len(body)-4:]) {
 		return nil, corrupt("checksum mismatch (truncated or damaged)")
@@ -181,16 +212,6 @@ func Load(r io.Reader) (*HNSW, error) {
 	dead := take(4 * ((n + 31) / 32))
 	vecs := take(4 * n * dim)
 	links0 := take(4 * n * (m0 + 1))
-	upperWords := 0
-	for _, l := range levels {
-		if l > maxLevel {
-			return nil, corrupt("level %d above %d", l, maxLevel)
-		}
-		upperWords += int(l) * (m + 1)
-	}
-	if len(body)-p != 4*upperWords {
-		return nil, corrupt("upper layers: %d bytes, levels imply %d", len(body)-p, 4*upperWords)
-	}
 	h.n, h.live = n, live
 	copy(h.levels, levels)
 	liveBits := 0

@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 	"sync/atomic"
@@ -17,9 +18,13 @@ type distID struct {
 }
 
 // searcher is the scratch space of one search or insert, taken from the
-// index's pool so that searching allocates nothing in steady state.
+// index's pool so that a search allocates nothing but its result slice.
 type searcher struct {
 	q []float32
+	// ctx, when set, is checked every 256 expansions; err records why a
+	// search stopped early.
+	ctx context.Context
+	err error
 	// visited[id] == epoch marks id visited in the current search; the
 	// epoch advances per search and the array is cleared only on wrap.
 	visited []uint16
@@ -68,7 +73,12 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 		s.res.push(distID{epd, ep})
 		lower = epd
 	}
-	for len(s.cand) > 0 {
+	for expanded := 0; len(s.cand) > 0; expanded++ {
+		if expanded&255 == 255 && s.ctx != nil {
+			if s.err = s.ctx.Err(); s.err != nil {
+				return
+			}
+		}
 		c := s.cand.pop()
 		if c.d > lower && len(s.res) >= ef {
 			break

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -41,8 +41,11 @@ type Batch struct {
 // NewBatch returns an empty batch of dimension dim with room for capacity
 // candidates.
 func NewBatch(dim, capacity int) (*Batch, error) {
-	if dim <= 0 {
-		return nil, fmt.Errorf("%w: batch dimension %d", ErrInvalid, dim)
+	if dim <= 0 || dim > 1<<16 {
+		return nil, fmt.Errorf("%w: batch dimension %d, want 1…65536", ErrInvalid, dim)
+	}
+	if capacity < 0 || capacity > 1<<34/dim {
+		return nil, fmt.Errorf("%w: batch capacity %d for dimension %d", ErrInvalid, capacity, dim)
 	}
 	b := &Batch{Dim: dim}
 	b.Vectors = make([]float32, 0, dim*capacity)
@@ -82,23 +85,16 @@ func (b *Batch) Append(vec []float32, c temporal.Candidate, group uint32) error 
 	if len(vec) != b.Dim {
 		return fmt.Errorf("%w: candidate %d has dimension %d, batch has %d", ErrDimension, c.ID, len(vec), b.Dim)
 	}
-	var ss float64
-	for i, x := range vec {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: candidate %d: vector[%d] = %v", ErrNotFinite, c.ID, i, x)
-		}
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return fmt.Errorf("%w: candidate %d", ErrZeroVector, c.ID)
-	}
 	c.Sim = 0
-	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	if err := checkMeta(&c); err != nil {
+		return err
 	}
 	start := len(b.Vectors)
 	b.Vectors = append(b.Vectors, vec...)
-	simd.Normalize(b.Vectors[start:])
+	if p, _ := unitvec.Normalize(vec, b.Vectors[start:]); p != unitvec.OK {
+		b.Vectors = b.Vectors[:start]
+		return normalized(vec, make([]float32, len(vec)), fmt.Sprintf("candidate %d", c.ID)) // the error, worded
+	}
 	b.appendColumns(c, group)
 	return nil
 }
@@ -107,10 +103,33 @@ func (b *Batch) Append(vec []float32, c temporal.Candidate, group uint32) error 
 // whose similarities are computed elsewhere).
 func (b *Batch) appendMeta(c temporal.Candidate, group uint32) error {
 	c.Sim = 0
-	if err := c.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	if err := checkMeta(&c); err != nil {
+		return err
 	}
 	b.appendColumns(c, group)
+	return nil
+}
+
+// checkMeta validates a candidate's metadata, including that every value
+// survives the conversion to the float32 columns (a finite float64 such as
+// the λ of a 1e-40-day half-life must not become ±Inf).
+func checkMeta(c *temporal.Candidate) error {
+	if err := c.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"CreatedAt", c.CreatedAt}, {"Lambda (ln 2 / HalfLife)", temporal.Lambda(c.HalfLife)},
+		{"BaseConfidence", c.BaseConfidence}, {"ConfidenceFrom", c.ConfidenceFrom}, {"Access", c.Access},
+		{"Positive", c.Positive}, {"Negative", c.Negative}, {"Degree", c.Degree},
+		{"Valid.From", c.Valid.From}, {"Valid.To", c.Valid.To}, {"Recorded.From", c.Recorded.From}, {"Recorded.To", c.Recorded.To},
+	} {
+		if !math.IsInf(f.v, 0) && math.IsInf(float64(float32(f.v)), 0) {
+			return fmt.Errorf("%w: candidate %d: %s = %v overflows float32", ErrInvalid, c.ID, f.name, f.v)
+		}
+	}
 	return nil
 }
 
@@ -127,9 +146,9 @@ func (b *Batch) appendColumns(c temporal.Candidate, group uint32) {
 	}
 }
 
-// Validate checks that every column has Len() entries and the vectors
-// Len()·Dim.
-func (b *Batch) Validate() error {
+// checkShape checks that every column has Len() entries and the vectors
+// Len()·Dim: the O(1) check every backend call makes.
+func (b *Batch) checkShape() error {
 	n := len(b.ID)
 	if b.Dim <= 0 {
 		return fmt.Errorf("%w: batch dimension %d", ErrInvalid, b.Dim)
@@ -143,6 +162,39 @@ func (b *Batch) Validate() error {
 	for i, c := range b.floatColumns() {
 		if len(*c) != n {
 			return fmt.Errorf("%w: float column %d has %d entries, want %d", ErrInvalid, i, len(*c), n)
+		}
+	}
+	return nil
+}
+
+// Validate checks the shape and every value: unit vectors of finite
+// values, finite times (window bounds may be ±Inf, never NaN), Floor in
+// [0, 1], Lambda ≥ 0 and finite, non-negative finite counters, kinds and
+// statuses in range. A batch built with Append is valid; one whose columns
+// were filled directly must pass Validate before it is scored — the
+// backends check only its shape on each call, and out-of-range values give
+// unspecified (possibly NaN) scores.
+func (b *Batch) Validate() error {
+	if err := b.checkShape(); err != nil {
+		return err
+	}
+	for i := 0; i < b.Len(); i++ {
+		var ss float64
+		for _, x := range b.Vectors[i*b.Dim : (i+1)*b.Dim] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("%w: candidate %d: vector value %v", ErrNotFinite, b.ID[i], x)
+			}
+			ss += float64(x) * float64(x)
+		}
+		if math.Abs(ss-1) > 1e-3 {
+			return fmt.Errorf("%w: candidate %d: vector norm² %v, want 1 (normalise, or use Append)", ErrInvalid, b.ID[i], ss)
+		}
+		c := b.Candidate(i, 0, 0)
+		if err := c.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		if l := float64(b.Lambda[i]); !(l >= 0) || math.IsInf(l, 0) {
+			return fmt.Errorf("%w: candidate %d: Lambda %v", ErrInvalid, b.ID[i], l)
 		}
 	}
 	return nil

@@ -376,9 +376,10 @@ func (s *scratch) emit(ws *workerState, j, i int, sim float64, reason temporal.R
 	e := &s.epi[j]
 	if h := &ws.heaps[j]; len(h.h) == h.k && e.prunable {
 		// The heap is full: a row whose bound is below the worst kept score
-		// cannot enter it. The margin covers float64 rounding between the
-		// bound and the score, so no result ever changes.
-		if h.k == 0 || e.scoreBound(sim)+1e-9 < h.h[0].Score {
+		// cannot enter it. The margin, relative to the bound's size, covers
+		// float64 rounding between the bound and the score, so no result
+		// ever changes.
+		if ub := e.scoreBound(sim); h.k == 0 || ub+1e-9*(1+math.Abs(ub)) < h.h[0].Score {
 			return
 		}
 	}
@@ -390,7 +391,7 @@ func (s *scratch) emit(ws *workerState, j, i int, sim float64, reason temporal.R
 // A single query (q non-nil) is copied into the scratch so that nothing
 // escapes to the heap.
 func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *temporal.Params, k int) (*scratch, error) {
-	if err := b.Validate(); err != nil {
+	if err := b.checkShape(); err != nil {
 		return nil, err
 	}
 	if p == nil {

@@ -36,10 +36,11 @@ func newEpilogue(b *Batch, q *Query, p *temporal.Params) epilogue {
 		confLambda: temporal.Lambda(p.Confidence.HalfLife),
 	}
 	if p.Combine == temporal.CombineSum {
-		// temporal = decay·recency·multiplier·gate ≤ 1·1·max(1, boost)·max(1, gate), or
+		// temporal = decay·recency·multiplier·gate ≤ 1·1·max(1, boost)·1, or
 		// OutOfWindow; confidence ≤ Confidence.Max; relational ≤ 0.3. Decay floors are
-		// at most 1 (Candidate.Validate) and the weights are non-negative (Params.Validate).
-		tmax := math.Max(math.Max(1, p.EventBoost)*math.Max(1, p.EventGateFactor), p.OutOfWindow)
+		// in [0, 1] (Candidate.Validate, Batch.Validate), the weights and the boost are
+		// non-negative and the gate and penalty within [0, 1] (Params.Validate).
+		tmax := math.Max(math.Max(1, p.EventBoost), p.OutOfWindow)
 		e.boundRest = p.Weights.Time*tmax + p.Weights.Conf*p.Confidence.Max + p.Weights.Rel*0.3
 		e.prunable = true
 	}
@@ -56,7 +57,7 @@ func (e *epilogue) scoreBound(sim float64) float64 {
 	}
 	ub := e.p.Weights.Sim*x + e.boundRest
 	if pen := e.p.RelevancePenalty; e.p.RelevanceThreshold > 0 && pen*ub > ub {
-		ub = pen * ub // a penalty below 1 raises a negative score
+		ub = pen * ub // a penalty in [0, 1) raises a negative score
 	}
 	return ub
 }
@@ -80,7 +81,7 @@ func (e *epilogue) premask(i int) temporal.Reason {
 		return temporal.ReasonFilteredStatus
 	}
 	from, to := float64(b.ValidFrom[i]), float64(b.ValidTo[i])
-	if p.MaskExpired && !(q.At >= from && q.At < to) && (!math.IsInf(from, 0) || !math.IsInf(to, 0)) {
+	if p.MaskExpired && !(q.At >= from && q.At < to) && !(math.IsInf(from, -1) && math.IsInf(to, 1)) {
 		if q.At < from {
 			return temporal.ReasonNotYetValid
 		}
@@ -134,7 +135,7 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 	}
 	from, to := float64(b.ValidFrom[i]), float64(b.ValidTo[i])
 	s.State = temporal.Valid
-	if !math.IsInf(from, 0) || !math.IsInf(to, 0) {
+	if !(math.IsInf(from, -1) && math.IsInf(to, 1)) {
 		switch {
 		case !(q.At >= from && q.At < to):
 			s.State = temporal.Expired

@@ -606,3 +606,48 @@ func TestLog1pCountIsExact(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchValidateChecksValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 1))
+	q := randomVector(r, 4)
+	good := randomBatch(t, r, 10, 4, 1, q)
+	if err := good.Validate(); err != nil {
+		t.Fatalf("an Append-built batch fails Validate: %v", err)
+	}
+	for name, mod := range map[string]func(b *Batch){
+		"NaN vector":    func(b *Batch) { b.Vectors[5] = float32(math.NaN()) },
+		"not unit":      func(b *Batch) { b.Vectors[0] *= 3 },
+		"floor above 1": func(b *Batch) { b.Floor[2] = 1.5 },
+		"negative λ":    func(b *Batch) { b.Lambda[3] = -1 },
+		"NaN created":   func(b *Batch) { b.Created[1] = float32(math.NaN()) },
+		"kind":          func(b *Batch) { b.Kind[0] = 9 },
+		"negative hits": func(b *Batch) { b.Access[4] = -2 },
+		"ragged":        func(b *Batch) { b.Degree = b.Degree[:3] },
+	} {
+		b := *good
+		for _, c := range []*[]float32{&b.Vectors, &b.Floor, &b.Lambda, &b.Created, &b.Access, &b.Degree} {
+			*c = append([]float32(nil), (*c)...)
+		}
+		b.Kind = append([]temporal.Kind(nil), b.Kind...)
+		mod(&b)
+		if err := b.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted the batch", name)
+		}
+	}
+}
+
+func TestAppendRejectsFloat32Overflow(t *testing.T) {
+	b, _ := NewBatch(2, 1)
+	for name, c := range map[string]temporal.Candidate{
+		"tiny half-life": {ID: 1, HalfLife: 1e-40, Valid: temporal.Always, Recorded: temporal.Always},
+		"huge time":      {ID: 2, CreatedAt: -1e39, Valid: temporal.Always, Recorded: temporal.Always},
+		"huge counter":   {ID: 3, Access: 1e39, Valid: temporal.Always, Recorded: temporal.Always},
+	} {
+		if err := b.Append([]float32{1, 0}, c, 0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if b.Len() != 0 {
+		t.Errorf("rejected appends left %d rows", b.Len())
+	}
+}

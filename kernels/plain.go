@@ -30,7 +30,7 @@ func plainDot(a, b []float32) float32 {
 // plainScores computes every row's similarity, reason and score.
 func (Plain) plainScores(ctx context.Context, b *Batch, q *Query, p *temporal.Params) ([]float64, []temporal.Reason, Stats, error) {
 	var st Stats
-	if err := b.Validate(); err != nil {
+	if err := b.checkShape(); err != nil {
 		return nil, nil, st, err
 	}
 	if p == nil {

@@ -41,26 +41,15 @@ func checkQuery(b *Batch, q *Query, p *temporal.Params, qn []float32) error {
 	if len(q.Vector) != b.Dim {
 		return fmt.Errorf("%w: query has dimension %d, batch has %d", ErrDimension, len(q.Vector), b.Dim)
 	}
-	var ss float64
-	for i, x := range q.Vector {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: query vector[%d] = %v", ErrNotFinite, i, x)
-		}
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
-		return fmt.Errorf("%w: query", ErrZeroVector)
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i, x := range q.Vector {
-		qn[i] = float32(float64(x) * inv)
+	if err := normalized(q.Vector, qn, "query"); err != nil {
+		return err
 	}
 	return checkTime(b, q, p)
 }
 
 func checkTime(b *Batch, q *Query, p *temporal.Params) error {
 	if err := p.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	t := q.Time
 	for _, v := range []float64{t.At, t.TxAt} {

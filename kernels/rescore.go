@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -136,6 +137,11 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 		e.minAge, e.maxAge = math.Min(e.minAge, e.age(i)), math.Max(e.maxAge, e.age(i))
 	}
 	for i := 0; i < n; i++ {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return RescoreResult{}, err
+			}
+		}
 		if reasons[i] != temporal.ReasonNone {
 			continue
 		}
@@ -153,19 +159,11 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 
 // normalized writes v / ‖v‖ to dst after checking v is finite and non-zero.
 func normalized(v, dst []float32, what string) error {
-	var ss float64
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: %s vector[%d] = %v", ErrNotFinite, what, i, x)
-		}
-		ss += float64(x) * float64(x)
-	}
-	if ss == 0 {
+	switch p, i := unitvec.Normalize(v, dst); p {
+	case unitvec.NotFinite:
+		return fmt.Errorf("%w: %s vector[%d] = %v", ErrNotFinite, what, i, v[i])
+	case unitvec.Zero:
 		return fmt.Errorf("%w: %s", ErrZeroVector, what)
-	}
-	inv := 1 / math.Sqrt(ss)
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
 	}
 	return nil
 }

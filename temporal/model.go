@@ -278,8 +278,9 @@ var Always = Window{From: -Open, To: Open}
 // Contains reports whether From ≤ t < To.
 func (w Window) Contains(t float64) bool { return w.From <= t && t < w.To }
 
-// Bounded reports whether either bound is finite.
-func (w Window) Bounded() bool { return !math.IsInf(w.From, 0) || !math.IsInf(w.To, 0) }
+// Bounded reports whether the window is anything but (−∞, +∞). An empty
+// window such as [+∞, +∞) is bounded: it contains no time at all.
+func (w Window) Bounded() bool { return !(math.IsInf(w.From, -1) && math.IsInf(w.To, 1)) }
 
 // Validity classifies a memory at reference time t (Temporal RAG,
 // Document.validity_state): with no bounded window it is Valid; outside its

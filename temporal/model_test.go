@@ -108,6 +108,9 @@ func TestValidity(t *testing.T) {
 		{"not yet valid", Static, Window{5, Open}, 0, Expired},
 		{"half-open start", Versioned, Window{0, 10}, 0, Valid},
 		{"half-open end", Versioned, Window{-10, 0}, 0, Expired},
+		{"empty window at +Inf", Static, Window{Open, Open}, 0, Expired},
+		{"empty window at -Inf", Event, Window{-Open, -Open}, 0, Expired},
+		{"from equals to", Versioned, Window{5, 5}, 5, Expired},
 	} {
 		if got := Validity(c.k, c.w, c.at); got != c.want {
 			t.Errorf("%s: Validity = %v, want %v", c.name, got, c.want)

@@ -1,7 +1,6 @@
 package temporal
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -216,9 +215,6 @@ func (p Params) WithTemporalWeight(w float64) Params {
 	return p
 }
 
-// ErrInvalid is wrapped by every validation error of this package.
-var ErrInvalid = errors.New("temporal: invalid input")
-
 // Validate reports the first parameter that is not finite or out of range.
 func (p Params) Validate() error {
 	fields := []struct {
@@ -242,6 +238,19 @@ func (p Params) Validate() error {
 	}
 	if p.Weights.Sim < 0 || p.Weights.Time < 0 || p.Weights.Conf < 0 || p.Weights.Rel < 0 {
 		return fmt.Errorf("%w: Params.Weights has a negative weight %+v", ErrInvalid, p.Weights)
+	}
+	// A boost below zero, or a gate or penalty outside [0, 1], turns a
+	// reward into a punishment (and would void the fast paths' score
+	// bounds); the sources use 1.2, 0.5 and 0.3.
+	switch {
+	case p.EventBoost < 0:
+		return fmt.Errorf("%w: Params.EventBoost = %v, want ≥ 0", ErrInvalid, p.EventBoost)
+	case p.EventGateFactor < 0 || p.EventGateFactor > 1:
+		return fmt.Errorf("%w: Params.EventGateFactor = %v, want within [0, 1]", ErrInvalid, p.EventGateFactor)
+	case p.RelevancePenalty < 0 || p.RelevancePenalty > 1:
+		return fmt.Errorf("%w: Params.RelevancePenalty = %v, want within [0, 1]", ErrInvalid, p.RelevancePenalty)
+	case p.OutOfWindow < 0:
+		return fmt.Errorf("%w: Params.OutOfWindow = %v, want ≥ 0", ErrInvalid, p.OutOfWindow)
 	}
 	if p.Combine > CombineProduct {
 		return fmt.Errorf("%w: Params.Combine is %d", ErrInvalid, p.Combine)

@@ -190,6 +190,11 @@ func TestScorePoolRejectsBadInput(t *testing.T) {
 		"bad combine":       func(_ *Candidate, p *Params) { p.Combine = 9 },
 		"NaN confidence H":  func(_ *Candidate, p *Params) { p.Confidence.HalfLife = math.NaN() },
 		"negative halflife": func(c *Candidate, _ *Params) { c.HalfLife = -1 },
+		"negative boost":    func(_ *Candidate, p *Params) { p.EventBoost = -3 },
+		"gate above 1":      func(_ *Candidate, p *Params) { p.EventGateFactor = 2 },
+		"negative penalty":  func(_ *Candidate, p *Params) { p.RelevancePenalty = -2 },
+		"negative outside":  func(_ *Candidate, p *Params) { p.OutOfWindow = -0.1 },
+		"floor above 1":     func(c *Candidate, _ *Params) { c.Floor = 1.5 },
 	} {
 		c, p := good, Preset(MethodTidemark)
 		mod(&c, &p)

@@ -7,7 +7,7 @@
 //
 // Commands:
 //
-//	bench     benchmarks: "bench kernels" measures the fused scoring stage
+//	bench     benchmarks: "bench kernels" (the fused scoring stage) and "bench ann" (the HNSW index beside hnswlib and coder/hnsw)
 //	demo      the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
 //	version   print the version
 //
@@ -30,7 +30,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"bench", "benchmarks: bench kernels measures the fused scoring stage", runBench},
+		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw)", runBench},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"version", "print the version", runVersion},
 	}
