@@ -47,3 +47,43 @@ func ExampleRescore() {
 	// 102 score 0.363  sim 0.84 temporal 0.260 confidence 0.016 state VALID
 	// 101 removed: EXPIRED_VERSIONED_DOC
 }
+
+// Score a small batch on the CPU backend: the superseded row is masked and
+// counted, the rest ranked by the tidemark preset.
+func ExampleCPU_TopK() {
+	b, err := kernels.NewBatch(3, 3)
+	if err != nil {
+		panic(err)
+	}
+	open := temporal.Window{From: -temporal.Open, To: temporal.Open}
+	rows := []struct {
+		vec  []float32
+		meta temporal.Candidate
+	}{
+		{[]float32{1, 0, 0}, temporal.Candidate{ID: 10, Kind: temporal.Versioned, CreatedAt: -200, Valid: open,
+			Recorded: temporal.Window{From: -200, To: -20}, HalfLife: 90, BaseConfidence: 0.9, ConfidenceFrom: -200}},
+		{[]float32{0.95, 0.3, 0}, temporal.Candidate{ID: 11, Kind: temporal.Versioned, CreatedAt: -20, Valid: open,
+			Recorded: temporal.Window{From: -20, To: temporal.Open}, HalfLife: 90, BaseConfidence: 0.9, ConfidenceFrom: -20}},
+		{[]float32{0, 1, 0}, temporal.Candidate{ID: 12, Kind: temporal.Static, CreatedAt: -5, Valid: open,
+			Recorded: open, HalfLife: 365, BaseConfidence: 0.75, ConfidenceFrom: -5}},
+	}
+	for _, r := range rows {
+		if err := b.Append(r.vec, r.meta, 0); err != nil {
+			panic(err)
+		}
+	}
+	q := kernels.Query{Vector: []float32{1, 0.1, 0}, Time: temporal.At(0)}
+	p := temporal.Preset(temporal.MethodTidemark)
+	hits, stats, err := kernels.DefaultCPU().TopK(context.Background(), b, &q, &p, 2, nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range hits {
+		fmt.Printf("%d %.3f\n", h.ID, h.Score)
+	}
+	fmt.Println("scored", stats.Scored, "superseded", stats.Removed[temporal.ReasonSuperseded])
+	// Output:
+	// 11 0.699
+	// 12 0.450
+	// scored 2 superseded 1
+}
