@@ -1,0 +1,78 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/tidemark/tidemark/store"
+)
+
+// Open a log, append, take a snapshot, checkpoint, and recover the way an
+// engine does on start: load the snapshot, replay what follows it.
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "tidemark-wal-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	w, err := store.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	state := []string{}
+	for _, m := range []string{"alpha", "beta", "gamma"} {
+		if _, err := w.Append(ctx, []byte(m)); err != nil {
+			log.Fatal(err)
+		}
+		state = append(state, m)
+	}
+	// Snapshot the state as of the last record, then let the log go.
+	snapSeq := w.LastSeq()
+	err = store.WriteSnapshot(dir, "state", snapSeq, func(out io.Writer) error {
+		_, err := io.WriteString(out, strings.Join(state, ","))
+		return err
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Checkpoint(snapSeq); err != nil {
+		log.Fatal(err)
+	}
+	if _, _, err := w.AppendBatch(ctx, [][]byte{[]byte("delta"), []byte("epsilon")}); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+
+	// Restart.
+	w, err = store.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Close()
+	seq, body, err := store.ReadSnapshot(dir, "state")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("snapshot at %d: %s\n", seq, body)
+	err = w.Replay(seq+1, func(seq uint64, payload []byte) error {
+		fmt.Printf("replay %d: %s\n", seq, payload)
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("last:", w.LastSeq(), "cut:", w.Recovery().TruncatedBytes)
+	// Output:
+	// snapshot at 3: alpha,beta,gamma
+	// replay 4: delta
+	// replay 5: epsilon
+	// last: 5 cut: 0
+}

@@ -1,0 +1,256 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Snapshot file layout, all integers little-endian:
+//
+//	offset 0   [8]byte magic "TDMKSNAP"
+//	offset 8   u32     version (1)
+//	offset 12  u32     flags (0)
+//	offset 16  u64     WAL sequence number the snapshot includes
+//	offset 24  body
+//	trailer    u64     body length
+//	           u32     CRC-32C of everything before it (header, body, length)
+const (
+	snapMagic       = "TDMKSNAP"
+	snapVersion     = 1
+	snapHeaderSize  = 24
+	snapTrailerSize = 12
+)
+
+// WriteSnapshot writes a snapshot named name in dir, tagged with seq, the
+// last WAL sequence number whose effect the body includes; write produces
+// the body. The file appears atomically: it is written to a temporary file
+// in dir, fsynced, renamed over name and the directory fsynced, so that
+// after a crash name holds either the previous snapshot or this one, whole.
+// An error from write aborts the snapshot and is returned wrapped;
+// the previous snapshot, if any, is left in place.
+//
+// name is a plain file name (no separator, not starting with '.', not a
+// WAL segment or lock file name). At most one WriteSnapshot per name may
+// run at a time; temporary files left by an earlier crash are removed.
+func WriteSnapshot(dir, name string, seq uint64, write func(io.Writer) error) (err error) {
+	if err := checkSnapshotName(name); err != nil {
+		return err
+	}
+	if err := mkdirDurable(dir, true); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	tmpPrefix := "." + name + ".tmp-"
+	if entries, err := os.ReadDir(dir); err == nil {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), tmpPrefix) {
+				os.Remove(filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	tmp, err := os.CreateTemp(dir, tmpPrefix+"*")
+	if err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 1<<20)
+	cw := &countingWriter{w: bw, h: crc32.New(castagnoli)}
+	var hdr [snapHeaderSize]byte
+	copy(hdr[:], snapMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], snapVersion)
+	binary.LittleEndian.PutUint64(hdr[16:], seq)
+	if _, err := cw.Write(hdr[:]); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := write(cw); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(cw.n-snapHeaderSize))
+	if _, err := cw.Write(n[:]); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	var crc [4]byte
+	binary.LittleEndian.PutUint32(crc[:], cw.h.Sum32())
+	if _, err := bw.Write(crc[:]); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if err := syncDir(dir); err != nil {
+		// The rename happened; only its durability is in doubt.
+		return fmt.Errorf("store: snapshot %s: sync directory: %w", name, err)
+	}
+	return nil
+}
+
+// ReadSnapshot reads the snapshot name in dir whole, checks it, and
+// returns the WAL sequence number it was tagged with and its body. A
+// damaged, truncated or foreign file is an error wrapping ErrCorrupt; a
+// missing one wraps fs.ErrNotExist. For a large body, OpenSnapshot streams
+// it instead of holding it in memory.
+func ReadSnapshot(dir, name string) (seq uint64, body []byte, err error) {
+	if err := checkSnapshotName(name); err != nil {
+		return 0, nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return 0, nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	if len(b) < snapHeaderSize+snapTrailerSize {
+		return 0, nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, len(b))
+	}
+	sum := crc32.Checksum(b[:len(b)-4], castagnoli)
+	seq, n, err := checkSnapshot(name, int64(len(b)), sum, b[:snapHeaderSize], b[len(b)-snapTrailerSize:])
+	if err != nil {
+		return 0, nil, err
+	}
+	return seq, b[snapHeaderSize : snapHeaderSize+n : snapHeaderSize+n], nil
+}
+
+// SnapshotReader streams the body of a snapshot that OpenSnapshot has
+// already checked. It is not safe for concurrent use.
+type SnapshotReader struct {
+	// Seq is the WAL sequence number the snapshot was tagged with.
+	Seq uint64
+	// Size is the length of the body in bytes.
+	Size int64
+	f    *os.File
+	r    *bufio.Reader
+}
+
+// OpenSnapshot opens the snapshot name in dir, checks it whole (one pass
+// over the file computing its CRC), and returns a reader positioned at the
+// start of its body, so that nothing of a damaged snapshot is ever read as
+// data. Errors are as for ReadSnapshot. The caller must Close the reader.
+// Snapshots are never rewritten in place, so the body read is the body
+// checked.
+func OpenSnapshot(dir, name string) (*SnapshotReader, error) {
+	if err := checkSnapshotName(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	s, err := openSnapshot(name, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	size := st.Size()
+	if size < snapHeaderSize+snapTrailerSize {
+		return nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, size)
+	}
+	h := crc32.New(castagnoli)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-4)); err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	var hdr [snapHeaderSize]byte
+	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	var trailer [snapTrailerSize]byte
+	if _, err := f.ReadAt(trailer[:], size-snapTrailerSize); err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	seq, n, err := checkSnapshot(name, size, h.Sum32(), hdr[:], trailer[:])
+	if err != nil {
+		return nil, err
+	}
+	return &SnapshotReader{
+		Seq:  seq,
+		Size: n,
+		f:    f,
+		r:    bufio.NewReaderSize(io.NewSectionReader(f, snapHeaderSize, n), 1<<20),
+	}, nil
+}
+
+// Read reads from the body.
+func (s *SnapshotReader) Read(p []byte) (int, error) { return s.r.Read(p) }
+
+// Close closes the file.
+func (s *SnapshotReader) Close() error { return s.f.Close() }
+
+// checkSnapshot checks the header and trailer of a snapshot file of size
+// bytes whose CRC-32C over everything but its last 4 bytes is sum. It
+// returns the tagged sequence number and the body length.
+func checkSnapshot(name string, size int64, sum uint32, hdr, trailer []byte) (uint64, int64, error) {
+	if !bytes.Equal(hdr[:8], []byte(snapMagic)) {
+		return 0, 0, fmt.Errorf("%w: snapshot %s: bad magic %q", ErrCorrupt, name, hdr[:8])
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapVersion {
+		return 0, 0, fmt.Errorf("%w: snapshot %s: unsupported version %d", ErrCorrupt, name, v)
+	}
+	if f := binary.LittleEndian.Uint32(hdr[12:]); f != 0 {
+		return 0, 0, fmt.Errorf("%w: snapshot %s: unknown flags %#x", ErrCorrupt, name, f)
+	}
+	n := binary.LittleEndian.Uint64(trailer[0:])
+	if n != uint64(size-snapHeaderSize-snapTrailerSize) {
+		return 0, 0, fmt.Errorf("%w: snapshot %s: body length %d in a file of %d bytes", ErrCorrupt, name, n, size)
+	}
+	if want := binary.LittleEndian.Uint32(trailer[8:]); sum != want {
+		return 0, 0, fmt.Errorf("%w: snapshot %s: CRC mismatch", ErrCorrupt, name)
+	}
+	return binary.LittleEndian.Uint64(hdr[16:]), int64(n), nil
+}
+
+// countingWriter feeds a hash and counts bytes on their way to w.
+type countingWriter struct {
+	w io.Writer
+	h hash.Hash32
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.h.Write(p[:n])
+	c.n += int64(n)
+	return n, err
+}
+
+// checkSnapshotName rejects names that are not plain file names or that
+// would collide with the files of a WAL or with temporary files.
+func checkSnapshotName(name string) error {
+	switch {
+	case name == "" || name == "." || name == "..":
+	case strings.ContainsAny(name, `/\`) || filepath.Base(name) != name:
+	case strings.HasPrefix(name, "."):
+	case name == lockName:
+	default:
+		if _, ok := parseSegmentName(name); !ok {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: snapshot name %q", ErrOptions, name)
+}
