@@ -32,6 +32,7 @@ func commands() []command {
 	return []command{
 		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw)", runBench},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
+		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},
 		{"version", "print the version", runVersion},
 	}
 }
