@@ -381,12 +381,10 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 
 // WriteTable prints the report for people.
 func (r *KernelsReport) WriteTable(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "fused stage, method %s, %s, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
-		r.Method, "cpu", r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
+	tw := &tableWriter{w: w}
+	tw.printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
+		r.Method, r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest)
+	tw.printf("%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
 		"n", "dim", "queries", "ms min", "ms median", "GB/s", "cand/s", "×copy", "×plain", "per-query")
 	for _, row := range r.Rows {
 		pq := ""
@@ -397,13 +395,11 @@ func (r *KernelsReport) WriteTable(w io.Writer) error {
 		if row.PlainExtrapolated {
 			plain += "*"
 		}
-		if _, err := fmt.Fprintf(w, "%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
-			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.CandidatesPerS, row.RatioToCopy, plain, pq); err != nil {
-			return err
-		}
+		tw.printf("%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
+			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.CandidatesPerS, row.RatioToCopy, plain, pq)
 	}
-	_, err = fmt.Fprintln(w, "\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.")
-	return err
+	tw.printf("\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.\n")
+	return tw.err
 }
 
 // WriteJSON prints the report as JSON, one object per measured row inside

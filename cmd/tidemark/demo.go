@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"strings"
 
 	"github.com/tidemark/tidemark/internal/demo"
 	"github.com/tidemark/tidemark/temporal"
@@ -41,12 +42,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 }
 
 func methodList() string {
-	s := ""
-	for i, m := range temporal.Methods() {
-		if i > 0 {
-			s += ", "
-		}
-		s += m.String()
+	var names []string
+	for _, m := range temporal.Methods() {
+		names = append(names, m.String())
 	}
-	return s
+	return strings.Join(names, ", ")
 }
