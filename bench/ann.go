@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/textout"
 )
 
 // ANNData is a dataset in the format of ../shared/data/glove100/README.md:
@@ -310,9 +311,9 @@ func RunANN(ctx context.Context, cfg ANNConfig) (*ANNReport, error) {
 
 // WriteTable prints the report as one table for people.
 func (r *ANNReport) WriteTable(w io.Writer) error {
-	ew := &tableWriter{w: w}
-	ew.printf("ANN benchmark: %s (n=%d, d=%d), M=%d, efConstruction=%d\n\n", r.Prefix, r.N, r.Dim, r.M, r.EfC)
-	ew.printf("%-11s %5s %10s %12s %13s %9s %10s\n", "system", "ef", "recall@10", "q/s 1-thr", "q/s all-core", "build s", "mem MiB")
+	ew := &textout.Writer{W: w}
+	ew.Printf("ANN benchmark: %s (n=%d, d=%d), M=%d, efConstruction=%d\n\n", r.Prefix, r.N, r.Dim, r.M, r.EfC)
+	ew.Printf("%-11s %5s %10s %12s %13s %9s %10s\n", "system", "ef", "recall@10", "q/s 1-thr", "q/s all-core", "build s", "mem MiB")
 	for _, row := range r.Rows {
 		all := "—"
 		if row.QPSAllCores != nil {
@@ -322,13 +323,13 @@ func (r *ANNReport) WriteTable(w io.Writer) error {
 		if row.MemoryBytes > 0 {
 			mem = fmt.Sprintf("%.1f", float64(row.MemoryBytes)/(1<<20))
 		}
-		ew.printf("%-11s %5d %10.4f %12.0f %13s %9.2f %10s\n", row.System, row.Ef, row.RecallAt10, row.QPS1Thread, all, row.BuildS, mem)
+		ew.Printf("%-11s %5d %10.4f %12.0f %13s %9.2f %10s\n", row.System, row.Ef, row.RecallAt10, row.QPS1Thread, all, row.BuildS, mem)
 	}
 	for _, s := range r.Skipped {
-		ew.printf("skipped: %s\n", s)
+		ew.Printf("skipped: %s\n", s)
 	}
-	ew.printf("\nmemory: tidemark and coder/hnsw heap growth over the build; hnswlib peak RSS minus the dataset.\n")
-	return ew.err
+	ew.Printf("\nmemory: tidemark and coder/hnsw heap growth over the build; hnswlib peak RSS minus the dataset.\n")
+	return ew.Err
 }
 
 // WriteJSON prints the report as JSON: the rows, one object per (system, ef).
@@ -336,15 +337,4 @@ func (r *ANNReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(r)
-}
-
-type tableWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (t *tableWriter) printf(format string, args ...any) {
-	if t.err == nil {
-		_, t.err = fmt.Fprintf(t.w, format, args...)
-	}
 }

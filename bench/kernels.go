@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark/tidemark/internal/textout"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/simd"
 	"github.com/tidemark/tidemark/temporal"
@@ -381,10 +382,10 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 
 // WriteTable prints the report for people.
 func (r *KernelsReport) WriteTable(w io.Writer) error {
-	tw := &tableWriter{w: w}
-	tw.printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
+	tw := &textout.Writer{W: w}
+	tw.Printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
 		r.Method, r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest)
-	tw.printf("%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
+	tw.Printf("%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
 		"n", "dim", "queries", "ms min", "ms median", "GB/s", "cand/s", "×copy", "×plain", "per-query")
 	for _, row := range r.Rows {
 		pq := ""
@@ -395,11 +396,11 @@ func (r *KernelsReport) WriteTable(w io.Writer) error {
 		if row.PlainExtrapolated {
 			plain += "*"
 		}
-		tw.printf("%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
+		tw.Printf("%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
 			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.CandidatesPerS, row.RatioToCopy, plain, pq)
 	}
-	tw.printf("\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.\n")
-	return tw.err
+	tw.Printf("\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.\n")
+	return tw.Err
 }
 
 // WriteJSON prints the report as JSON, one object per measured row inside

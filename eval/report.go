@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/tidemark/tidemark/internal/textout"
 )
 
 // WriteJSON prints the report as one indented JSON object.
@@ -19,8 +21,8 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // one per query type, then the latencies, then (when PerQuery is set) one
 // line per query.
 func (r *Report) WriteTable(w io.Writer) error {
-	ew := &errWriter{w: w}
-	ew.printf("method %s, %d queries\n\n", r.Method, r.Queries)
+	ew := &textout.Writer{W: w}
+	ew.Printf("method %s, %d queries\n\n", r.Method, r.Queries)
 	types := make([]string, 0, len(r.ByType))
 	for t := range r.ByType {
 		types = append(types, t)
@@ -28,13 +30,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	slices.Sort(types)
 	cols := []Metrics{r.Metrics}
 	width := 8
-	ew.printf("%-12s %*s", "", width, "all")
+	ew.Printf("%-12s %*s", "", width, "all")
 	for _, t := range types {
 		cols = append(cols, r.ByType[t])
 		width := max(width, len(t))
-		ew.printf(" %*s", width, t)
+		ew.Printf(" %*s", width, t)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	rows := []struct {
 		name string
 		get  func(m Metrics) string
@@ -47,21 +49,21 @@ func (r *Report) WriteTable(w io.Writer) error {
 		{"ece", func(m Metrics) string { return fmt.Sprintf("%.3f", m.ECE) }},
 	}
 	for _, row := range rows {
-		ew.printf("%-12s %*s", row.name, width, row.get(cols[0]))
+		ew.Printf("%-12s %*s", row.name, width, row.get(cols[0]))
 		for i, t := range types {
-			ew.printf(" %*s", max(width, len(t)), row.get(cols[i+1]))
+			ew.Printf(" %*s", max(width, len(t)), row.get(cols[i+1]))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
-	ew.printf("\nlatency p50 %.3f ms, p99 %.3f ms (nearest rank)\n", r.Latency.P50, r.Latency.P99)
+	ew.Printf("\nlatency p50 %.3f ms, p99 %.3f ms (nearest rank)\n", r.Latency.P50, r.Latency.P99)
 	if len(r.PerQuery) > 0 {
-		ew.printf("\n%-10s %-10s %-5s %-5s %6s  %s\n", "query", "type", "hit", "stale", "conf", "ranked")
+		ew.Printf("\n%-10s %-10s %-5s %-5s %6s  %s\n", "query", "type", "hit", "stale", "conf", "ranked")
 		for _, q := range r.PerQuery {
-			ew.printf("%-10s %-10s %-5s %-5s %6.3f  %s\n", q.ID, q.Type, yes(q.Hit), yes(q.Stale), q.Confidence,
+			ew.Printf("%-10s %-10s %-5s %-5s %6.3f  %s\n", q.ID, q.Type, yes(q.Hit), yes(q.Stale), q.Confidence,
 				strings.Join(q.Ranked, ", "))
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 func yes(b bool) string {
@@ -69,15 +71,4 @@ func yes(b bool) string {
 		return "yes"
 	}
 	return "-"
-}
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
 }

@@ -181,15 +181,7 @@ func (h *HNSW) repair(s *searcher, id uint32, l int) {
 		if slices.ContainsFunc(keep[:kept], func(k distID) bool { return k.id == c.id }) {
 			continue
 		}
-		cv := h.vec(c.id)
-		good := true
-		for _, k := range keep {
-			if 1-dotUnit(cv, h.vec(k.id)) < c.d {
-				good = false
-				break
-			}
-		}
-		if good {
+		if h.diverse(c, keep) {
 			keep = append(keep, c)
 		}
 	}

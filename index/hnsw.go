@@ -418,20 +418,24 @@ func (h *HNSW) heuristic(cands []distID, m int, s *searcher) []distID {
 		if len(keep) == m {
 			break
 		}
-		cv := h.vec(c.id)
-		good := true
-		for _, k := range keep {
-			if 1-dotUnit(cv, h.vec(k.id)) < c.d {
-				good = false
-				break
-			}
-		}
-		if good {
+		if h.diverse(c, keep) {
 			keep = append(keep, c)
 		}
 	}
 	s.keep = keep
 	return keep
+}
+
+// diverse is the heuristic's test: c (at distance c.d from the base) is
+// closer to the base than to every node already kept.
+func (h *HNSW) diverse(c distID, keep []distID) bool {
+	cv := h.vec(c.id)
+	for _, k := range keep {
+		if 1-dotUnit(cv, h.vec(k.id)) < c.d {
+			return false
+		}
+	}
+	return true
 }
 
 // Delete tombstones key: it is never returned again, and Compact removes
