@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -97,21 +98,7 @@ func TestRunANNTidemark(t *testing.T) {
 	if r := rep.Rows[1]; r.RecallAt10 < 0.9 || r.QPS1Thread <= 0 || r.QPSAllCores == nil || r.BuildS <= 0 {
 		t.Errorf("ef=80 row %+v", r)
 	}
-	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	var back struct {
-		Rows []map[string]any `json:"rows"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"system", "ef", "recall_at_10", "qps_1thread", "qps_all_cores", "build_s"} {
-		if _, ok := back.Rows[0][key]; !ok {
-			t.Errorf("JSON row lacks %q", key)
-		}
-	}
+	checkJSONRows(t, rep.WriteJSON, "system", "ef", "recall_at_10", "qps_1thread", "qps_all_cores", "build_s")
 	var tab bytes.Buffer
 	if err := rep.WriteTable(&tab); err != nil || !strings.Contains(tab.String(), "tidemark") {
 		t.Errorf("table: %v %s", err, tab.String())
@@ -137,5 +124,28 @@ func TestLoadANNRejectsBadFiles(t *testing.T) {
 	}
 	if _, err := RunANN(context.Background(), ANNConfig{}); err == nil {
 		t.Error("missing prefix accepted")
+	}
+}
+
+// checkJSONRows checks that a report's JSON has rows carrying every key.
+func checkJSONRows(t *testing.T, write func(io.Writer) error, keys ...string) {
+	t.Helper()
+	var js bytes.Buffer
+	if err := write(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Rows) == 0 {
+		t.Fatal("JSON report has no rows")
+	}
+	for _, key := range keys {
+		if _, ok := back.Rows[0][key]; !ok {
+			t.Errorf("JSON row lacks %q", key)
+		}
 	}
 }

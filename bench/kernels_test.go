@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -30,21 +29,7 @@ func TestRunKernelsSmall(t *testing.T) {
 	if rep.CopyGBPerS <= 0 || rep.CopyGBPerSBest < rep.CopyGBPerS {
 		t.Errorf("copy bandwidth %v / %v", rep.CopyGBPerS, rep.CopyGBPerSBest)
 	}
-	var js bytes.Buffer
-	if err := rep.WriteJSON(&js); err != nil {
-		t.Fatal(err)
-	}
-	var back struct {
-		Rows []map[string]any `json:"rows"`
-	}
-	if err := json.Unmarshal(js.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, key := range []string{"n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_plain_go"} {
-		if _, ok := back.Rows[0][key]; !ok {
-			t.Errorf("JSON row lacks %q", key)
-		}
-	}
+	checkJSONRows(t, rep.WriteJSON, "n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_plain_go")
 	var tab bytes.Buffer
 	if err := rep.WriteTable(&tab); err != nil || !strings.Contains(tab.String(), "memory copy bandwidth") {
 		t.Errorf("table: %v\n%s", err, tab.String())

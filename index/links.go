@@ -451,12 +451,9 @@ func (g *LinkGraph) AddEdge(typ LinkType, from, to uint64, sim float64) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	fn, tn := g.nodes[from], g.nodes[to]
-	if fn == nil {
-		return fmt.Errorf("%w: %d", ErrLinkUnknown, from)
-	}
-	if tn == nil {
-		return fmt.Errorf("%w: %d", ErrLinkUnknown, to)
+	fn, tn, err := g.endpoints(from, to)
+	if err != nil {
+		return err
 	}
 	if typ == LinkTemporal && !(tn.t < fn.t) {
 		return fmt.Errorf("%w: temporal link %d → %d must point back in time (t_to = %v, t_from = %v)",
@@ -660,6 +657,18 @@ func (g *LinkGraph) versionReach(skip uint64, skipping bool) map[uint64]struct{}
 	return reach
 }
 
+// endpoints returns the nodes of a link's two keys; the caller holds g.mu.
+func (g *LinkGraph) endpoints(from, to uint64) (fn, tn *linkNode, err error) {
+	fn, tn = g.nodes[from], g.nodes[to]
+	if fn == nil {
+		return nil, nil, fmt.Errorf("%w: %d", ErrLinkUnknown, from)
+	}
+	if tn == nil {
+		return nil, nil, fmt.Errorf("%w: %d", ErrLinkUnknown, to)
+	}
+	return fn, tn, nil
+}
+
 // RemoveEdge removes the link from → to of type typ and, for the mirrored
 // types, its mirror (depends_on ↔ depended_by, contradicts both ways).
 // Removing a link that does not exist is a no-op; unknown keys wrap
@@ -671,12 +680,9 @@ func (g *LinkGraph) RemoveEdge(typ LinkType, from, to uint64) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	fn, tn := g.nodes[from], g.nodes[to]
-	if fn == nil {
-		return fmt.Errorf("%w: %d", ErrLinkUnknown, from)
-	}
-	if tn == nil {
-		return fmt.Errorf("%w: %d", ErrLinkUnknown, to)
+	fn, tn, err := g.endpoints(from, to)
+	if err != nil {
+		return err
 	}
 	g.unlink(typ, fn, from, to)
 	if m, ok := typ.mirror(); ok {
