@@ -54,10 +54,13 @@
 //     directory was fsynced too. Open replays every such record, with the
 //     same sequence number and payload, after a crash of the process or of
 //     the machine (given a device that honours fsync).
-//   - Nothing is acknowledged that a crash can take away, and nothing
-//     acknowledged is ever dropped by recovery: recovery cuts only bytes
-//     that no acknowledged record can occupy, and refuses (ErrCorrupt)
-//     when it cannot tell.
+//   - Nothing is acknowledged that a crash can take away. Recovery cuts a
+//     damaged record only at the very end of the log, where a crash leaves
+//     the unacknowledged group it was writing; it refuses (ErrCorrupt) when
+//     intact records follow the damage. One case it cannot tell apart: a
+//     bit flip in the last record of the log looks like a torn write and is
+//     cut, so the last acknowledged record can be lost to media corruption
+//     (never to a crash).
 //   - A segment is fsynced before the next one is created, so every
 //     segment but the last is whole at all times.
 //   - Records are replayed in sequence order, each checked again against
@@ -94,8 +97,9 @@
 //     unacknowledged group; [RecoverTruncateCorruptTail] opens such a log
 //     by cutting at the first damaged record — see Caveats.)
 //   - An intact record whose sequence number does not follow is
-//     ErrCorrupt wherever it is: a torn write cannot produce a record with
-//     a valid CRC, since segments are never reused or overwritten.
+//     ErrCorrupt wherever it is in the default (strict) mode: a torn write
+//     cannot produce a record with a valid CRC, since segments are never
+//     reused or overwritten. RecoverTruncateCorruptTail cuts it instead.
 //   - Any damage in a segment other than the last, or a gap between
 //     segments (one missing in the middle), is ErrCorrupt: those segments
 //     were fsynced whole before the next one existed. Missing oldest

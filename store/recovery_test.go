@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -291,5 +292,39 @@ func TestFindIntact(t *testing.T) {
 	binary.LittleEndian.PutUint32(rec[4:], 0)
 	if got := findIntact(append([]byte{0}, rec...), 11); got != -1 {
 		t.Errorf("record with a bad CRC found at %d", got)
+	}
+}
+
+// A record damaged after Open (so recovery never saw it) claims 4 GiB:
+// Replay checks the length against the segment before allocating.
+func TestReplayRejectsLengthBeyondSegment(t *testing.T) {
+	dir := t.TempDir()
+	w, err := Open(dir, &Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 0; i < 3; i++ {
+		if _, err := w.Append(context.Background(), []byte("payload")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.OpenFile(segmentPath(dir, 1), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{0xff, 0xff, 0xff, 0xff}, 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = w.Replay(0, func(uint64, []byte) error { return nil })
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Replay of a damaged length: %v, want ErrCorrupt", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+		t.Errorf("Replay allocated %d MiB for a damaged length", grew>>20)
 	}
 }

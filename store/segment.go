@@ -200,6 +200,7 @@ type segmentReader struct {
 	br     *bufio.Reader
 	rb     *readBuffers
 	off    int64
+	size   int64 // the segment file's size: no length beyond it is trusted
 	expect uint64
 	hdr    [headerSize]byte
 }
@@ -212,6 +213,9 @@ func (s *segmentReader) next() (uint64, []byte, error) {
 	n := binary.LittleEndian.Uint32(s.hdr[0:])
 	crc := binary.LittleEndian.Uint32(s.hdr[4:])
 	seq := binary.LittleEndian.Uint64(s.hdr[8:])
+	if int64(n) > s.size-s.off-headerSize {
+		return 0, nil, fmt.Errorf("%w: %s: record at offset %d claims %d bytes, the segment holds %d", ErrCorrupt, s.name, s.off, n, s.size-s.off-headerSize)
+	}
 	buf := s.rb.payload(int64(n))
 	if _, err := io.ReadFull(s.br, buf); err != nil {
 		return 0, nil, s.readErr(err)

@@ -178,6 +178,12 @@ func (w *WAL) recover() error {
 	if err := w.syncFile(); err != nil {
 		return fmt.Errorf("store: sync %s: %w", w.f.Name(), err)
 	}
+	// A crash between a segment's creation and the directory's fsync can
+	// leave the newest segment's entry only in the page cache: make it
+	// durable before anything is appended to it.
+	if err := w.syncDir(); err != nil {
+		return fmt.Errorf("store: sync %s: %w", w.dir, err)
+	}
 	st, err := w.f.Stat()
 	if err != nil {
 		return fmt.Errorf("store: open segment: %w", err)
@@ -520,6 +526,11 @@ func (w *WAL) Close() error {
 	}
 	close(w.closing)
 	<-w.done
+	// Wait for a running Replay or Checkpoint before releasing the
+	// directory lock: a Checkpoint must not delete segments after another
+	// process may have opened the log.
+	w.replayMu.Lock()
+	defer w.replayMu.Unlock()
 	err := w.closeErr
 	if uerr := unlockDir(w.lock); err == nil {
 		err = uerr
@@ -580,7 +591,11 @@ func (w *WAL) replaySegment(first, from, end uint64, rb *readBuffers, fn func(ui
 		return fmt.Errorf("store: replay: %w", err)
 	}
 	defer f.Close()
-	s := segmentReader{name: segmentName(first), br: rb.reader(f), rb: rb, expect: first}
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("store: replay: %w", err)
+	}
+	s := segmentReader{name: segmentName(first), br: rb.reader(f), rb: rb, expect: first, size: st.Size()}
 	for s.expect <= end {
 		seq, payload, err := s.next()
 		if err != nil {
