@@ -153,8 +153,8 @@ func (l *CorpusLine) validate() *LineError {
 	if l.ID == "" {
 		return fieldError("id", ErrMissing, "id is required")
 	}
-	if l.Text == "" && l.Vector == nil {
-		return fieldError("text", ErrMissing, "text is required unless a vector is given")
+	if strings.TrimSpace(l.Text) == "" && l.Vector == nil {
+		return fieldError("text", ErrMissing, "text (not only whitespace) is required unless a vector is given")
 	}
 	if e := checkVector(l.Vector); e != nil {
 		return e
@@ -240,8 +240,8 @@ func (q *QueryLine) validate() *LineError {
 	if q.ID == "" {
 		return fieldError("id", ErrMissing, "id is required")
 	}
-	if q.Text == "" && q.Vector == nil {
-		return fieldError("text", ErrMissing, "text is required unless a vector is given")
+	if strings.TrimSpace(q.Text) == "" && q.Vector == nil {
+		return fieldError("text", ErrMissing, "text (not only whitespace) is required unless a vector is given")
 	}
 	if e := checkVector(q.Vector); e != nil {
 		return e

@@ -211,6 +211,7 @@ type row struct {
 	states []state // in transaction-time order; the last is open
 
 	version  int
+	doc      docChunk // the document chunk, zero when the line has no doc_id
 	normText string
 	key      temporal.FactKey
 	object   string
@@ -343,6 +344,9 @@ func (b *builder) add(i int, l *CorpusLine, vec []float32) {
 		r.halfLife, r.floor = temporal.ProfileFor(l.Profile).HalfLife, temporal.DecayFloor(l.Profile, l.Kind)
 	}
 	r.c0 = l.Source.Authority()
+	if l.DocID != "" {
+		r.doc = docChunk{l.DocID, l.Chunk}
+	}
 	r.rec = float64(i) / secondsPerDay
 	if l.RecordedAt != nil {
 		r.rec = days(l.RecordedAt, 0)
@@ -366,7 +370,11 @@ func (b *builder) add(i int, l *CorpusLine, vec []float32) {
 	if r.normText != "" {
 		for _, j := range b.byText[r.normText] {
 			o := &b.rows[j]
-			if !o.superseded && o.kind == r.kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
+			// A restatement folds only into a row of the same document
+			// chunk (or when neither has one): a new version whose text
+			// repeats another document's row must still supersede its own
+			// predecessor.
+			if !o.superseded && o.doc == r.doc && o.kind == r.kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.object) == temporal.NormalizeObject(r.object) {
 				b.reinforce(j, l)
 				return
@@ -445,6 +453,9 @@ func (b *builder) supersede(old, nw int) {
 	o, n := &b.rows[old], &b.rows[nw]
 	o.superseded = true
 	if !n.hasFrom {
+		// A successor cannot hold before the version it replaces began
+		// (its own transaction time may be the synthetic file-order time).
+		n.effFrom = max(n.effFrom, o.effFrom)
 		for i := range n.states {
 			n.states[i].valid.From = n.effFrom
 		}

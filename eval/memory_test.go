@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -401,4 +402,74 @@ func TestMemoryDistantTimes(t *testing.T) {
 	if r := search(t, mem, QueryLine{Vector: []float32{1, 0}, Now: now2026, AsOf: tp("1550-01-01T00:00:00Z")}); !slices.Equal(r.IDs, []string{"old"}) {
 		t.Errorf("as of 1550 ranked %v", r.IDs)
 	}
+}
+
+// Review findings, pinned: a new version whose text repeats another
+// document's current row still supersedes its own predecessor; a successor
+// without valid_from never holds before the version it replaces began.
+func TestMemorySupersessionEdgeCases(t *testing.T) {
+	at := func(s string) *time.Time {
+		v, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &v
+	}
+	vec := func(x float32) []float32 { return []float32{x, 1} }
+	corpus := []CorpusLine{
+		{ID: "P-v1", Text: "rate is five percent", DocID: "P", Version: 1, Vector: vec(1)},
+		{ID: "Q-v1", Text: "rate is six percent", DocID: "Q", Version: 1, Vector: vec(1)},
+		{ID: "P-v2", Text: "Rate is six percent", DocID: "P", Version: 2, Vector: vec(1)},
+		{ID: "D-v1", Text: "limit one", DocID: "D", Version: 1, ValidFrom: at("2024-01-01T00:00:00Z"), Vector: vec(3)},
+		{ID: "D-v2", Text: "limit two", DocID: "D", Version: 2, ValidFrom: at("2025-01-01T00:00:00Z"), Vector: vec(3)},
+		{ID: "D-v3", Text: "limit three", DocID: "D", Version: 3, Vector: vec(3)},
+	}
+	m, err := NewMemory(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Ingest(context.Background(), corpus); err != nil {
+		t.Fatal(err)
+	}
+	now := *at("2026-06-01T00:00:00Z")
+	res, err := m.Search(context.Background(), QueryLine{ID: "q", Vector: vec(1), Now: now, K: 10, Gold: []string{"P-v2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range res.IDs {
+		if id == "P-v1" {
+			t.Fatalf("superseded P-v1 returned for a current query: %v", res.IDs)
+		}
+	}
+	asOf := at("2024-06-01T00:00:00Z")
+	res, err = m.Search(context.Background(), QueryLine{ID: "q2", Vector: vec(3), Now: now, AsOf: asOf, K: 10, Gold: []string{"D-v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []string
+	for _, id := range res.IDs {
+		if strings.HasPrefix(id, "D-") {
+			ds = append(ds, id)
+		}
+	}
+	if len(ds) != 1 || ds[0] != "D-v1" {
+		t.Fatalf("as of 2024-06 the D versions returned are %v, want exactly D-v1", ds)
+	}
+}
+
+func TestECEAndPercentileEdgeCases(t *testing.T) {
+	if got := Percentile(seq(1000), 99.9); got != 999 {
+		t.Errorf("p99.9 of 1…1000 = %v, want 999 (nearest rank)", got)
+	}
+	if got := Percentile(seq(100), 99); got != 99 {
+		t.Errorf("p99 of 1…100 = %v, want 99", got)
+	}
+}
+
+func seq(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = float64(i + 1)
+	}
+	return out
 }

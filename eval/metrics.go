@@ -142,7 +142,11 @@ func ECE(os []Outcome) float64 {
 	var n [ECEBins]int
 	var acc, conf [ECEBins]float64
 	for i := range os {
-		c := min(1, max(0, os[i].topConfidence()))
+		c := os[i].topConfidence()
+		if math.IsNaN(c) {
+			c = 0 // as Run treats a missing confidence
+		}
+		c = min(1, max(0, c))
 		b := min(int(c*ECEBins), ECEBins-1)
 		n[b]++
 		acc[b] += boolf(os[i].Hit())
@@ -168,7 +172,10 @@ func Percentile(xs []float64, p float64) float64 {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	r := int(math.Ceil(p / 100 * float64(len(s))))
+	// rank = ⌈p·N/100⌉ in integer arithmetic (p in thousandths), so that
+	// p = 99.9 of N = 1000 is rank 999, not 1000 through rounding.
+	num := int64(math.Round(p*1000)) * int64(len(s))
+	r := int((num + 100_000 - 1) / 100_000)
 	return s[min(max(r, 1), len(s))-1]
 }
 
