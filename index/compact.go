@@ -67,7 +67,7 @@ func (h *HNSW) renumber(order []uint32) {
 	}
 	newN := len(order)
 	oldVecs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.links0, h.upper, h.levels, h.keys
-	h.arena, h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil, nil, nil, nil
+	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil, nil, nil
 	h.n = 0
 	h.grow(max(newN, 1))
 	h.byKey = make(map[uint64]uint32, newN)

@@ -103,7 +103,6 @@ type HNSW struct {
 	// under mu held exclusively; vectors, levels and keys of a node are
 	// written once, before the node is linked; the neighbour lists are
 	// written under the node's stripe lock and read atomically.
-	arena  []float32  // the aligned backing store of vecs
 	vecs   []float32  // n·dim, unit rows
 	links0 []uint32   // per node: count, then 2M ids
 	upper  [][]uint32 // per node: for levels 1…L, count then M ids
@@ -170,14 +169,14 @@ func (h *HNSW) Contains(key uint64) bool {
 }
 
 // alignedFloats returns a slice of n float32s whose first element is
-// 64-byte aligned.
-func alignedFloats(n int) (backing, aligned []float32) {
-	backing = make([]float32, n+16)
+// 64-byte aligned (the slice keeps its whole backing array alive).
+func alignedFloats(n int) []float32 {
+	backing := make([]float32, n+16)
 	off := 0
 	if r := uintptr(unsafe.Pointer(&backing[0])) % 64; r != 0 {
 		off = int((64 - r) / 4)
 	}
-	return backing, backing[off : off+n : off+n]
+	return backing[off : off+n : off+n]
 }
 
 // grow makes room for capacity nodes; mu must be held exclusively (or the
@@ -186,7 +185,7 @@ func (h *HNSW) grow(capacity int) {
 	if capacity <= len(h.levels) {
 		return
 	}
-	arena, vecs := alignedFloats(capacity * h.dim)
+	vecs := alignedFloats(capacity * h.dim)
 	copy(vecs, h.vecs[:h.n*h.dim])
 	links0 := make([]uint32, capacity*(h.m0+1))
 	copy(links0, h.links0[:h.n*(h.m0+1)])
@@ -198,7 +197,7 @@ func (h *HNSW) grow(capacity int) {
 	copy(keys, h.keys)
 	dead := make([]uint32, (capacity+31)/32)
 	copy(dead, h.dead)
-	h.arena, h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = arena, vecs, links0, upper, levels, keys, dead
+	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = vecs, links0, upper, levels, keys, dead
 }
 
 // unitVector validates v and writes v/‖v‖ to dst.

@@ -136,7 +136,9 @@ func (h *HNSW) accept(id uint32, filter func(uint64) bool) bool {
 	return !h.isDead(id) && (filter == nil || filter(h.keys[id]))
 }
 
-// minHeap is a binary heap of distIDs, closest on top.
+// minHeap is a binary heap of distIDs, closest on top. It and maxHeap are
+// written out twice on purpose: they are the beam search's inner loop, and a
+// generic heap would compare through a dictionary call.
 type minHeap []distID
 
 func (hp *minHeap) push(x distID) {

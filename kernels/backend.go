@@ -48,6 +48,7 @@ type Backend interface {
 	TopK(ctx context.Context, b *Batch, q *Query, p *temporal.Params, k int, dst []Hit) ([]Hit, Stats, error)
 	// ScoreMany is TopK for many queries at once, reading each block of
 	// vectors once per group of queries. dst is reused when it has room.
+	// It reports no Stats; use TopK for a query's reason counts.
 	ScoreMany(ctx context.Context, b *Batch, qs []Query, p *temporal.Params, k int, dst [][]Hit) ([][]Hit, error)
 }
 

@@ -306,7 +306,7 @@ func (s *scratch) sharedBlock(ws *workerState, lo, hi int) {
 	gateCut := w.Time * (1 - p.EventGateFactor)
 	for j := 0; j < s.nq; j++ {
 		simd.DotBatch(b.Vectors[lo*d:hi*d], d, s.qn[j*d:(j+1)*d], sims)
-		st, h := &ws.stats[j], &ws.heaps[j]
+		h := &ws.heaps[j]
 		for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
 			reason := ws.rsn0[r]
 			sim := float64(sims[r])
@@ -318,10 +318,8 @@ func (s *scratch) sharedBlock(ws *workerState, lo, hi int) {
 				}
 			}
 			if reason != temporal.ReasonNone {
-				st.Removed[reason]++
-				continue
+				continue // ScoreMany reports no Stats: nothing to count
 			}
-			st.Scored++
 			score := w.Sim*sim + ws.rest[r]
 			if ws.event[r] && p.EventFloor > 0 && sim < p.EventFloor {
 				score -= gateCut * ws.t0[r]
