@@ -3,7 +3,6 @@ package eval
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -256,43 +255,9 @@ func (m *Memory) Ingest(ctx context.Context, corpus []CorpusLine) error {
 	if err := ValidateCorpus(corpus); err != nil {
 		return err
 	}
-	dim := 0 // the corpus vectors' (ValidateCorpus made them agree)
-	var texts []string
-	for i := range corpus {
-		if corpus[i].Vector != nil {
-			dim = len(corpus[i].Vector)
-		}
-		if corpus[i].Text != "" {
-			texts = append(texts, corpus[i].Text)
-		}
-	}
-	if dim == 0 {
-		dim = embed.DefaultHashingDim
-	}
-	var need []string
-	for i := range corpus {
-		if corpus[i].Vector == nil {
-			need = append(need, corpus[i].Text)
-		}
-	}
-	var (
-		emb      *embed.Hashing // nil when the dimension is beyond it
-		embedded [][]float32
-	)
-	if dim <= embed.MaxHashingDim {
-		var err error
-		if emb, err = embed.NewHashing(&embed.HashingOptions{Dim: dim}); err != nil {
-			return err
-		}
-		if err := emb.Fit(texts); err != nil && !errors.Is(err, embed.ErrEmptyVocabulary) {
-			return err
-		}
-		if embedded, err = emb.Embed(ctx, need); err != nil {
-			return err
-		}
-	} else if len(need) > 0 {
-		return fmt.Errorf("%w: the hashing embedder cannot embed text at the corpus dimension %d (at most %d)",
-			ErrDimension, dim, embed.MaxHashingDim)
+	vecs, emb, dim, err := EmbedCorpus(ctx, corpus)
+	if err != nil {
+		return err
 	}
 	b := builder{opts: &m.opts, byText: map[string][]int{}, byKey: map[temporal.FactKey][]int{},
 		byDoc: map[docChunk][]int{}, rowOf: map[string]int{}}
@@ -302,11 +267,7 @@ func (m *Memory) Ingest(ctx context.Context, corpus []CorpusLine) error {
 				return err
 			}
 		}
-		vec := slices.Clone(corpus[i].Vector) // the caller keeps its slice
-		if vec == nil {
-			vec, embedded = embedded[0], embedded[1:]
-		}
-		b.add(i, &corpus[i], vec)
+		b.add(i, &corpus[i], vecs[i])
 	}
 	b.degrees(corpus)
 
@@ -514,20 +475,9 @@ func (m *Memory) Search(ctx context.Context, q QueryLine) (Ranking, error) {
 	if !m.ingested {
 		return Ranking{}, ErrNotIngested
 	}
-	qv := q.Vector
-	if qv == nil {
-		if m.emb == nil {
-			return Ranking{}, fmt.Errorf("%w: query %q has no vector, and the hashing embedder cannot embed text at the corpus dimension %d",
-				ErrDimension, q.ID, m.dim)
-		}
-		vs, err := m.emb.Embed(ctx, []string{q.Text})
-		if err != nil {
-			return Ranking{}, err
-		}
-		qv = vs[0]
-	}
-	if len(qv) != m.dim {
-		return Ranking{}, fmt.Errorf("%w: query %q has %d dimensions, the memory %d", ErrDimension, q.ID, len(qv), m.dim)
+	qv, err := EmbedQuery(ctx, m.emb, m.dim, &q)
+	if err != nil {
+		return Ranking{}, err
 	}
 	var qn float64
 	for _, x := range qv {

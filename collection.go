@@ -1,0 +1,326 @@
+package tidemark
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tidemark/tidemark/embed"
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Collection is a set of memories of one dimension. Its methods are safe
+// for concurrent use; writes go through the DB's log in order.
+type Collection struct {
+	db        *DB
+	name      string
+	opts      CollectionOptions
+	epochDays float64
+	emb       *embed.Hashing // nil without an embedder
+
+	// The indexes are safe for concurrent use on their own. Their contents
+	// change only while the DB applies a record (in log order); a search
+	// may see them a record ahead of the ledger, which the masks absorb.
+	surface *index.HNSW // the visible surface
+	archive *index.HNSW // everything that left the surface, for historical queries
+	links   *index.LinkGraph
+
+	mu      sync.RWMutex // guards the ledger below
+	rows    []row
+	batch   *kernels.Batch // one column row per belief
+	byID    map[string]int // every id written (aliases too) → its row
+	byText  map[string][]int
+	byKey   map[temporal.FactKey][]int // fact chain, oldest first
+	byDoc   map[docChunk][]int         // document version chain, lowest first
+	pending map[string][]int           // depends_on targets not written yet → rows naming them
+	deps    map[[2]int]bool            // dependency pairs counted in degree
+	// aliasHash holds the content hash of each id folded into another row.
+	aliasHash map[string][sha256.Size]byte
+	visible int
+	lastTx  float64 // the latest transaction time written, days
+	dropped bool
+}
+
+type docChunk struct {
+	doc   string
+	chunk int
+}
+
+// state is one belief: the valid window believed during a transaction
+// window (days since the Unix epoch).
+type state struct {
+	valid, recorded temporal.Window
+}
+
+// row is one stored memory.
+type row struct {
+	mem  Memory // the caller's fields, Vector nil (it lives in the batch)
+	hash [sha256.Size]byte
+
+	rec, effFrom, created float64
+	givenFrom, givenTo    float64
+	hasFrom               bool
+	states                []state
+	beliefs               []int // batch rows, one per state
+
+	normText string
+	key      temporal.FactKey
+	doc      docChunk
+
+	superseded   bool
+	supersededBy int // -1 when current
+	supersedes   []int
+	aliases      []string
+	visible      bool
+	status       temporal.Status
+
+	halfLife, floor, c0                float64
+	access, positive, negative, degree float64
+}
+
+// days converts t to days since the Unix epoch; the zero time is open.
+func days(t time.Time, open float64) float64 {
+	if t.IsZero() {
+		return open
+	}
+	return float64(t.Unix())/secondsPerDay + float64(t.Nanosecond())/(secondsPerDay*1e9)
+}
+
+const secondsPerDay = 24 * 60 * 60
+
+// fromDays is the inverse of days; ±Inf is the zero time.
+func fromDays(d float64) time.Time {
+	if math.IsInf(d, 0) || math.IsNaN(d) {
+		return time.Time{}
+	}
+	sec := math.Floor(d * secondsPerDay)
+	ns := math.Round((d*secondsPerDay - sec) * 1e9)
+	return time.Unix(int64(sec), int64(ns)).UTC()
+}
+
+func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error) {
+	c := &Collection{db: db, name: name, opts: o, epochDays: days(o.Epoch, 0)}
+	if o.Embedder == "hashing" {
+		e, err := embed.NewHashing(&embed.HashingOptions{Dim: o.Dim})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
+		}
+		c.emb = e
+	}
+	var err error
+	if c.surface, err = c.newIndex(); err != nil {
+		return nil, err
+	}
+	if c.archive, err = c.newIndex(); err != nil {
+		return nil, err
+	}
+	if c.links, err = index.NewLinkGraph(nil); err != nil {
+		return nil, err
+	}
+	if c.batch, err = kernels.NewBatch(o.Dim, 0); err != nil {
+		return nil, err
+	}
+	c.resetMaps()
+	return c, nil
+}
+
+func (c *Collection) newIndex() (*index.HNSW, error) {
+	return index.New(index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
+}
+
+func (c *Collection) resetMaps() {
+	c.byID, c.byText, c.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
+	c.byDoc, c.pending, c.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
+	c.aliasHash = map[string][sha256.Size]byte{}
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Options returns the collection's options, defaults filled in.
+func (c *Collection) Options() CollectionOptions { return c.opts }
+
+// Len returns the number of memories stored (duplicates folded into
+// another memory are not counted) and how many are on the visible surface.
+func (c *Collection) Len() (stored, visible int) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.rows), c.visible
+}
+
+// Outcome is what a Put did with one memory.
+type Outcome uint8
+
+const (
+	// Stored: a new memory (it may have superseded others).
+	Stored Outcome = iota
+	// Reinforced: an exact duplicate or a restatement of a current fact
+	// (same key, same object); it was folded into Into as an access.
+	Reinforced
+	// Unchanged: the id was written before with the same content (a
+	// retry); nothing changed.
+	Unchanged
+	// Rejected: another Put wrote the id with other content first (the
+	// two raced past Put's check); nothing changed and Put returns
+	// ErrExists.
+	Rejected
+)
+
+var outcomeNames = [...]string{"stored", "reinforced", "unchanged", "rejected"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("Outcome(%d)", o)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// PutResult reports what happened to one memory of a Put.
+type PutResult struct {
+	ID      string
+	Outcome Outcome
+	// Into is the memory a Reinforced or Unchanged write landed in.
+	Into string
+	// Superseded lists the memories this write closed (key or document
+	// supersession); SupersededBy is set when a newer version was already
+	// stored and this write went straight to the archive.
+	Superseded   []string
+	SupersededBy string
+}
+
+// Put writes a batch of memories: it validates all of them (nothing is
+// written when one is bad), embeds the ones given as text when the
+// collection has an embedder, appends the batch to the log, waits for
+// fsync and applies it. A nil error means the batch is durable and
+// visible to searches. A memory whose id exists with different content
+// makes the whole batch fail with ErrExists before anything is written.
+func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	db := c.db
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	if len(ms) > db.opts.MaxBatch {
+		return nil, fmt.Errorf("%w: %d memories in one Put, at most %d", ErrTooLarge, len(ms), db.opts.MaxBatch)
+	}
+	batch := make([]Memory, len(ms))
+	seen := make(map[string]bool, len(ms))
+	for i := range ms {
+		m := ms[i]
+		if err := m.validate(db.opts.MaxTextBytes); err != nil {
+			return nil, fmt.Errorf("memory %d (%q): %w", i, m.ID, err)
+		}
+		if seen[m.ID] {
+			return nil, fmt.Errorf("%w: memory %d: id %q appears twice in the batch", ErrInvalid, i, m.ID)
+		}
+		seen[m.ID] = true
+		if m.Vector == nil {
+			if c.emb == nil || m.Text == "" {
+				return nil, fmt.Errorf("%w: memory %d (%q) has no vector and the collection cannot embed it (embedder %q)", ErrInvalid, i, m.ID, c.opts.Embedder)
+			}
+			vs, err := c.emb.Embed(ctx, []string{m.Text})
+			if err != nil {
+				return nil, err
+			}
+			m.Vector = vs[0]
+		} else {
+			m.Vector = slices.Clone(m.Vector)
+		}
+		if err := checkVector(m.Vector, c.opts.Dim, fmt.Sprintf("memory %d (%q)", i, m.ID)); err != nil {
+			return nil, err
+		}
+		m.DependsOn = slices.Clone(m.DependsOn)
+		m.clearEngineFields()
+		batch[i] = m
+	}
+	if err := c.precheck(batch); err != nil {
+		return nil, err
+	}
+	rec := &record{typ: recPut, coll: c.name, mems: batch}
+	res, err := db.commit(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	out, _ := res.([]PutResult)
+	if len(out) != len(batch) { // the collection was dropped meanwhile
+		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	for i := range out {
+		if out[i].Outcome == Rejected {
+			return out, fmt.Errorf("%w: memory %d: id %q was written with other content by a concurrent Put", ErrExists, i, out[i].ID)
+		}
+	}
+	return out, nil
+}
+
+func (m *Memory) clearEngineFields() {
+	m.Beliefs, m.Status, m.Visible = nil, 0, false
+	m.SupersededBy, m.Supersedes, m.Aliases = "", nil, nil
+}
+
+// checkVector checks a vector's length and values.
+func checkVector(v []float32, dim int, what string) error {
+	if len(v) != dim {
+		return fmt.Errorf("%w: %s has %d dimensions, the collection %d", ErrDimension, what, len(v), dim)
+	}
+	var n float64
+	for i, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%w: %s: vector[%d] = %v", ErrNotFinite, what, i, x)
+		}
+		n += f * f
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: %s is the zero vector", ErrNotFinite, what)
+	}
+	if math.IsInf(n, 0) {
+		return fmt.Errorf("%w: %s: its norm overflows", ErrNotFinite, what)
+	}
+	return nil
+}
+
+// contentHash is the hash of a memory's caller fields, which decides
+// whether a repeated id is a retry.
+func contentHash(m *Memory) [sha256.Size]byte {
+	var w wire.Writer
+	m.encode(&w)
+	return sha256.Sum256(w.B)
+}
+
+// precheck refuses a batch whose ids exist with other content, before
+// anything is logged. (Apply checks again, in log order.)
+func (c *Collection) precheck(ms []Memory) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.dropped {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	for i := range ms {
+		if j, ok := c.byID[ms[i].ID]; ok && c.hashOf(j, ms[i].ID) != contentHash(&ms[i]) {
+			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
+		}
+	}
+	return nil
+}
+
+// hashOf returns the content hash stored for id, which lives in row j (as
+// its own id or an alias).
+func (c *Collection) hashOf(j int, id string) [sha256.Size]byte {
+	if c.rows[j].mem.ID == id {
+		return c.rows[j].hash
+	}
+	return c.aliasHash[id]
+}

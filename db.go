@@ -1,0 +1,598 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/store"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// DB is a tidemark database: a directory holding a write-ahead log and a
+// snapshot, and the collections recovered from them. A DB is safe for
+// concurrent use.
+type DB struct {
+	dir  string
+	opts Options
+	wal  *store.WAL
+	info RecoveryInfo
+
+	mu     sync.RWMutex // guards colls and closed
+	colls  map[string]*Collection
+	closed bool
+	calls  sync.WaitGroup // writes in flight (Close waits for them)
+
+	// The apply sequencer: records are applied in log order, one at a time.
+	seqMu      sync.Mutex
+	seqCond    *sync.Cond
+	applied    uint64  // the last record applied
+	lastTx     float64 // the latest transaction time given, days
+	sinceCkpt  int     // records since the last snapshot
+	bytesSince int64
+	failed     error // set once the log failed: no more writes
+
+	ckptMu      sync.Mutex // one checkpoint at a time
+	ckptRunning atomic.Bool
+	bg          sync.WaitGroup
+	lastCkptErr atomic.Value // error of the last background checkpoint
+}
+
+// RecoveryInfo says what Open found.
+type RecoveryInfo struct {
+	// SnapshotSeq is the log sequence number the snapshot included (0 when
+	// there was none); Replayed the number of log records applied after it.
+	SnapshotSeq uint64
+	Replayed    int
+	// IndexRebuilt names the collections whose HNSW indexes disagreed with
+	// the ledger (or could not be read) and were rebuilt from it.
+	IndexRebuilt []string
+	// Log is what the write-ahead log's recovery did (a cut torn tail).
+	Log store.RecoveryInfo
+	// Duration is how long Open took.
+	Duration time.Duration
+}
+
+const snapshotName = "snapshot"
+
+// Open opens (creating when needed) the database in dir: it recovers the
+// log (cutting a torn tail, refusing real corruption with ErrCorrupt),
+// loads the snapshot with its HNSW indexes, checks the indexes against
+// the ledger (rebuilding any that disagree), and replays the log records
+// after the snapshot. A nil opts means the defaults.
+func Open(dir string, opts *Options) (*DB, error) {
+	start := time.Now()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.EnsureDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	wal, err := store.Open(dir, &store.Options{NoSync: o.NoSync, MaxRecordSize: o.MaxRecordBytes})
+	if err != nil {
+		return nil, mapStoreErr(err)
+	}
+	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}}
+	db.seqCond = sync.NewCond(&db.seqMu)
+	db.info.Log = wal.Recovery()
+	if err := db.recover(); err != nil {
+		wal.Close()
+		return nil, err
+	}
+	db.info.Duration = time.Since(start)
+	return db, nil
+}
+
+func mapStoreErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrOutOfRange):
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	case errors.Is(err, store.ErrFailed):
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	case errors.Is(err, store.ErrClosed):
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	case errors.Is(err, store.ErrTooLarge):
+		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	}
+	return err
+}
+
+func (db *DB) recover() error {
+	snap, err := store.OpenSnapshot(db.dir, snapshotName)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return mapStoreErr(err)
+	default:
+		err = db.readState(snap)
+		snap.Close()
+		if err != nil {
+			return err
+		}
+		db.info.SnapshotSeq = snap.Seq
+		db.applied = snap.Seq
+	}
+	if first := db.wal.FirstSeq(); db.applied+1 < first {
+		return fmt.Errorf("%w: the snapshot includes records up to %d but the log starts at %d", ErrCorrupt, db.applied, first)
+	}
+	err = db.wal.Replay(db.applied+1, func(seq uint64, payload []byte) error {
+		rec, err := decodeRecord(payload)
+		if err != nil {
+			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, seq, err)
+		}
+		db.apply(rec, seq)
+		db.applied = seq
+		db.info.Replayed++
+		db.sinceCkpt++
+		db.bytesSince += int64(len(payload))
+		return nil
+	})
+	return mapStoreErr(err)
+}
+
+// Recovery returns what Open found and did.
+func (db *DB) Recovery() RecoveryInfo { return db.info }
+
+// Dir returns the database directory.
+func (db *DB) Dir() string { return db.dir }
+
+// usable returns why the DB takes no calls, or nil.
+func (db *DB) usable() error {
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	db.seqMu.Lock()
+	defer db.seqMu.Unlock()
+	return db.failed
+}
+
+// commit logs rec, waits for fsync, and applies it in log order.
+func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	db.calls.Add(1)
+	db.mu.RUnlock()
+	defer db.calls.Done()
+	db.seqMu.Lock()
+	failed := db.failed
+	db.seqMu.Unlock()
+	if failed != nil {
+		return nil, failed
+	}
+	rec.tx = db.opts.Clock().UTC()
+	payload := rec.encode()
+	if len(payload) > db.opts.MaxRecordBytes {
+		return nil, fmt.Errorf("%w: the write encodes to %d bytes, at most %d (Options.MaxRecordBytes)", ErrTooLarge, len(payload), db.opts.MaxRecordBytes)
+	}
+	seq, err := db.wal.Append(ctx, payload)
+	if err != nil {
+		if errors.Is(err, store.ErrFailed) {
+			db.seqMu.Lock()
+			db.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+			db.seqCond.Broadcast()
+			db.seqMu.Unlock()
+		}
+		return nil, mapStoreErr(err)
+	}
+	db.seqMu.Lock()
+	for db.applied+1 != seq && db.failed == nil {
+		db.seqCond.Wait()
+	}
+	if db.failed != nil && db.applied+1 != seq {
+		err := db.failed
+		db.seqMu.Unlock()
+		return nil, err
+	}
+	res, aerr := db.apply(rec, seq)
+	db.applied = seq
+	db.sinceCkpt++
+	db.bytesSince += int64(len(payload))
+	kick := (db.opts.CheckpointRecords > 0 && db.sinceCkpt >= db.opts.CheckpointRecords) ||
+		(db.opts.CheckpointBytes > 0 && db.bytesSince >= db.opts.CheckpointBytes)
+	db.seqCond.Broadcast()
+	db.seqMu.Unlock()
+	if kick && db.ckptRunning.CompareAndSwap(false, true) {
+		db.bg.Add(1)
+		go func() {
+			defer db.bg.Done()
+			defer db.ckptRunning.Store(false)
+			if err := db.Checkpoint(context.Background()); err != nil {
+				db.lastCkptErr.Store(err)
+			}
+		}()
+	}
+	return res, aerr
+}
+
+// apply applies one logged record; it is deterministic, and the same on
+// replay as when first written. Its error is the caller's (a name that
+// was taken meanwhile), never a reason to stop replay.
+func (db *DB) apply(rec *record, seq uint64) (any, error) {
+	tx := max(days(rec.tx, 0), db.lastTx)
+	db.lastTx = tx
+	switch rec.typ {
+	case recCreate:
+		db.mu.Lock()
+		defer db.mu.Unlock()
+		if _, ok := db.colls[rec.coll]; ok {
+			return nil, fmt.Errorf("%w: collection %q", ErrExists, rec.coll)
+		}
+		c, err := newCollection(db, rec.coll, rec.opts.withDefaults(rec.tx))
+		if err != nil {
+			return nil, err
+		}
+		db.colls[rec.coll] = c
+		return c, nil
+	case recDrop:
+		db.mu.Lock()
+		c, ok := db.colls[rec.coll]
+		delete(db.colls, rec.coll)
+		db.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+		}
+		c.mu.Lock()
+		c.dropped = true
+		c.mu.Unlock()
+		return nil, nil
+	case recPut:
+		c := db.lookup(rec.coll)
+		if c == nil {
+			return nil, nil
+		}
+		return c.applyPut(rec.mems, tx), nil
+	case recFeedback:
+		c := db.lookup(rec.coll)
+		if c == nil {
+			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+		}
+		return nil, c.applyFeedback(rec.id, rec.positive, rec.negative)
+	}
+	return nil, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
+}
+
+func (db *DB) lookup(name string) *Collection {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return db.colls[name]
+}
+
+// CreateCollection creates a collection; its options are fixed from then
+// on. A taken name is ErrExists.
+func (db *DB) CreateCollection(ctx context.Context, name string, opts *CollectionOptions) (*Collection, error) {
+	if err := validID(name, "collection name"); err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if db.lookup(name) != nil {
+		return nil, fmt.Errorf("%w: collection %q", ErrExists, name)
+	}
+	res, err := db.commit(ctx, &record{typ: recCreate, coll: name, opts: *opts})
+	if err != nil {
+		return nil, err
+	}
+	return res.(*Collection), nil
+}
+
+// Collection returns the named collection, or ErrNotFound.
+func (db *DB) Collection(name string) (*Collection, error) {
+	if err := db.usable(); err != nil {
+		return nil, err
+	}
+	if c := db.lookup(name); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: collection %q", ErrNotFound, name)
+}
+
+// Collections returns the collection names, sorted.
+func (db *DB) Collections() []string {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	return slices.Sorted(maps.Keys(db.colls))
+}
+
+// DropCollection removes a collection and all its memories, the one
+// purge the engine has: the log keeps the records until the next
+// checkpoint, the snapshot after it no longer holds them.
+func (db *DB) DropCollection(ctx context.Context, name string) error {
+	if db.lookup(name) == nil {
+		if err := db.usable(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: collection %q", ErrNotFound, name)
+	}
+	_, err := db.commit(ctx, &record{typ: recDrop, coll: name})
+	return err
+}
+
+// Checkpoint writes a snapshot of every collection (ledger and HNSW
+// indexes) tagged with the last applied log record, then drops the log
+// segments it makes unnecessary. Writes wait while the snapshot is
+// written; searches go on. The DB checkpoints on its own after
+// Options.CheckpointRecords records or CheckpointBytes bytes, and on Close.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	db.seqMu.Lock()
+	if db.failed != nil {
+		err := db.failed
+		db.seqMu.Unlock()
+		return err
+	}
+	seq := db.applied
+	for _, c := range db.snapshotColls() {
+		if c.surface.Deleted() > c.surface.Len()/4 {
+			c.surface.Compact()
+		}
+	}
+	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
+	if err == nil {
+		db.sinceCkpt, db.bytesSince = 0, 0
+	}
+	db.seqMu.Unlock()
+	if err != nil {
+		return mapStoreErr(err)
+	}
+	return mapStoreErr(db.wal.Checkpoint(seq))
+}
+
+func (db *DB) snapshotColls() []*Collection {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	names := slices.Sorted(maps.Keys(db.colls))
+	out := make([]*Collection, len(names))
+	for i, n := range names {
+		out[i] = db.colls[n]
+	}
+	return out
+}
+
+// Close waits for the writes in flight, writes a final snapshot when the
+// log holds records after the last one, and closes the log. Calls after
+// Close return ErrClosed.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return ErrClosed
+	}
+	db.closed = true
+	db.mu.Unlock()
+	db.calls.Wait()
+	db.bg.Wait()
+	var err error
+	db.seqMu.Lock()
+	pending := db.sinceCkpt > 0 && db.failed == nil
+	db.seqMu.Unlock()
+	if pending {
+		err = db.Checkpoint(context.Background())
+	}
+	return errors.Join(err, mapStoreErr(db.wal.Close()))
+}
+
+// Get returns the memory with id (or the memory it was folded into as a
+// duplicate, whose ID then differs), with its unit vector.
+func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return Memory{}, err
+	}
+	if err := c.db.usable(); err != nil {
+		return Memory{}, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	j, ok := c.byID[id]
+	if !ok || c.dropped {
+		return Memory{}, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	m := c.memory(j)
+	b := c.rows[j].beliefs[0]
+	m.Vector = slices.Clone(c.batch.Vectors[b*c.opts.Dim : (b+1)*c.opts.Dim])
+	return m, nil
+}
+
+// History returns every version linked to the memory with id through
+// version links (key and document supersession), oldest first — what
+// was believed, when, and which version replaced which. Vectors are left
+// out.
+func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	j, ok := c.byID[id]
+	if !ok || c.dropped {
+		return nil, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	seen := map[int]bool{j: true}
+	stack := []int{j}
+	for len(stack) > 0 {
+		r := &c.rows[stack[len(stack)-1]]
+		stack = stack[:len(stack)-1]
+		next := slices.Clone(r.supersedes)
+		if r.supersededBy >= 0 {
+			next = append(next, r.supersededBy)
+		}
+		for _, o := range next {
+			if !seen[o] {
+				seen[o] = true
+				stack = append(stack, o)
+			}
+		}
+	}
+	rows := slices.Collect(maps.Keys(seen))
+	sort.Slice(rows, func(a, b int) bool {
+		return !newer(c.rows[rows[a]].assertion(rows[a]), c.rows[rows[b]].assertion(rows[b]))
+	})
+	out := make([]Memory, len(rows))
+	for i, r := range rows {
+		out[i] = c.memory(r)
+	}
+	return out, nil
+}
+
+// Feedback records a positive or negative judgement of a memory (the
+// ConfidenceEngine's counters, SmartVector §5); it is logged like a Put.
+func (c *Collection) Feedback(ctx context.Context, id string, positive bool) error {
+	c.mu.RLock()
+	_, ok := c.byID[id]
+	dropped := c.dropped
+	c.mu.RUnlock()
+	if !ok || dropped {
+		if err := c.db.usable(); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	rec := &record{typ: recFeedback, coll: c.name, id: id}
+	if positive {
+		rec.positive = 1
+	} else {
+		rec.negative = 1
+	}
+	_, err := c.db.commit(ctx, rec)
+	return err
+}
+
+func (c *Collection) applyFeedback(id string, pos, neg int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	j, ok := c.byID[id]
+	if !ok || c.dropped {
+		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	c.rows[j].positive += float64(pos)
+	c.rows[j].negative += float64(neg)
+	c.syncCounters(j)
+	return nil
+}
+
+// The log record.
+
+type recType byte
+
+const (
+	recCreate recType = iota + 1
+	recDrop
+	recPut
+	recFeedback
+)
+
+type record struct {
+	typ                recType
+	coll               string
+	tx                 time.Time
+	opts               CollectionOptions // recCreate
+	mems               []Memory          // recPut
+	id                 string            // recFeedback
+	positive, negative int64
+}
+
+const recordVersion = 1
+
+func (r *record) encode() []byte {
+	var w wire.Writer
+	w.Byte(recordVersion)
+	w.Byte(byte(r.typ))
+	w.String(r.coll)
+	w.Time(r.tx)
+	switch r.typ {
+	case recCreate:
+		encodeCollOpts(&w, &r.opts)
+	case recPut:
+		w.Uvarint(uint64(len(r.mems)))
+		for i := range r.mems {
+			r.mems[i].encode(&w)
+		}
+	case recFeedback:
+		w.String(r.id)
+		w.Varint(r.positive)
+		w.Varint(r.negative)
+	}
+	return w.B
+}
+
+func decodeRecord(b []byte) (*record, error) {
+	rd := wire.NewReader(b)
+	if v := rd.Byte(); v != recordVersion && rd.Err() == nil {
+		return nil, fmt.Errorf("record version %d, this build reads %d", v, recordVersion)
+	}
+	r := &record{typ: recType(rd.Byte())}
+	r.coll = rd.String(MaxIDBytes)
+	r.tx = rd.Time()
+	switch r.typ {
+	case recCreate:
+		r.opts = decodeCollOpts(rd)
+	case recDrop:
+	case recPut:
+		n := rd.Count(1<<30, 8)
+		r.mems = make([]Memory, 0, n)
+		for range n {
+			r.mems = append(r.mems, decodeMemory(rd))
+		}
+	case recFeedback:
+		r.id = rd.String(MaxIDBytes)
+		r.positive = rd.Int(0, MaxCounter)
+		r.negative = rd.Int(0, MaxCounter)
+	default:
+		rd.Fail(fmt.Errorf("unknown record type %d", r.typ))
+	}
+	if rd.Err() == nil && rd.Len() != 0 {
+		rd.Fail(fmt.Errorf("%d trailing bytes", rd.Len()))
+	}
+	return r, rd.Err()
+}
+
+func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
+	w.Uvarint(uint64(o.Dim))
+	w.Byte(byte(o.Method))
+	w.Float64(o.HalfLife)
+	w.Time(o.Epoch)
+	w.String(o.Embedder)
+	for _, x := range []int{o.ExactThreshold, o.Overfetch, o.M, o.EfConstruction, o.Ef, o.ExpandHops, o.ExpandBudget} {
+		w.Uvarint(uint64(x))
+	}
+}
+
+func decodeCollOpts(r *wire.Reader) CollectionOptions {
+	var o CollectionOptions
+	o.Dim = r.Count(MaxDim, 0)
+	o.Method = temporal.Method(r.Byte())
+	o.HalfLife = r.Float64()
+	o.Epoch = r.Time()
+	o.Embedder = r.String(64)
+	for _, p := range []*int{&o.ExactThreshold, &o.Overfetch, &o.M, &o.EfConstruction, &o.Ef, &o.ExpandHops, &o.ExpandBudget} {
+		*p = r.Count(1<<30, 0)
+	}
+	if r.Err() == nil {
+		if err := o.Validate(); err != nil {
+			r.Fail(err)
+		}
+	}
+	return o
+}

@@ -1,0 +1,34 @@
+package tidemark
+
+import "errors"
+
+// Errors returned by the engine, wrapped with detail; test with errors.Is.
+var (
+	// ErrInvalid: a bad argument or memory — an empty or overlong id or
+	// text, an unknown kind, source or profile, an empty valid window,
+	// negative counters, a bad time.
+	ErrInvalid = errors.New("tidemark: invalid input")
+	// ErrDimension: a vector whose length is not the collection's.
+	ErrDimension = errors.New("tidemark: dimension mismatch")
+	// ErrNotFinite: a vector or number that is NaN or ±Inf, or a zero vector
+	// (which has no direction to compare).
+	ErrNotFinite = errors.New("tidemark: value is not finite")
+	// ErrTooLarge: a batch, text, vector or record past its limit.
+	ErrTooLarge = errors.New("tidemark: too large")
+	// ErrNotFound: an unknown collection or memory id.
+	ErrNotFound = errors.New("tidemark: not found")
+	// ErrExists: a collection name that is taken, or a memory id that
+	// exists with different content.
+	ErrExists = errors.New("tidemark: already exists")
+	// ErrClosed: a call on a DB after Close.
+	ErrClosed = errors.New("tidemark: database is closed")
+	// ErrFailed: the write-ahead log failed (a write or fsync error). The
+	// DB refuses every later write; close it and open the directory again,
+	// which recovers what the log really holds.
+	ErrFailed = errors.New("tidemark: database failed; reopen to recover")
+	// ErrCorrupt: the data directory holds a log or snapshot that fails
+	// its checks in a way a crash cannot explain.
+	ErrCorrupt = errors.New("tidemark: corrupt data")
+	// ErrOptions: invalid Options or CollectionOptions.
+	ErrOptions = errors.New("tidemark: invalid options")
+)

@@ -1,0 +1,259 @@
+package tidemark
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Memory is one chunk of evidence with its embedding and metadata
+// (DESIGN "The memory"). The fields a caller sets on Put are listed
+// first; the engine fills in the rest on Get and History.
+type Memory struct {
+	// ID names the memory in its collection (required; at most MaxIDBytes
+	// of UTF-8 without control characters).
+	ID string
+	// Text is the evidence; it is never changed once written.
+	Text string
+	// Vector is the embedding, of the collection's dimension; it may be
+	// nil when the collection has an embedder and Text is set. The engine
+	// keeps it normalised to unit length (scoring is cosine), so Get
+	// returns the unit vector.
+	Vector []float32
+
+	Kind    temporal.Kind
+	Source  temporal.Source
+	Profile string // a temporal.Profiles name, or "" for the collection's HalfLife
+
+	// DocID, Version and Chunk place the memory in a document: a higher
+	// Version of the same (DocID, Chunk) supersedes the lower one.
+	// Start and End are its byte offsets in the document.
+	DocID               string
+	Version, Chunk      int
+	Start, End          int
+	Subject, Relation   string // the fact key (MemStrata): both or neither
+	Object              string // the fact's value; needs a Subject
+	DependsOn           []string
+	Access, Positive    int64
+	Negative            int64
+	ValidFrom, ValidTo  time.Time // the valid-time window; zero means open
+	RecordedAt, Created time.Time // see below
+
+	// RecordedAt is the transaction time: when tidemark learnt the memory.
+	// Put sets it to the engine's clock when zero; a caller importing a
+	// ledger may give it. Created is when the evidence was authored:
+	// ages, decay and the confidence clock run from it (default ValidFrom
+	// when given, else RecordedAt).
+
+	// Filled in by the engine.
+
+	// Beliefs holds every valid window tidemark has believed for the
+	// memory, in transaction order: superseding a memory does not erase
+	// what was believed before, it retires that belief (RetiredAt) and
+	// records the closed window from then on.
+	Beliefs []Belief
+	// Status is the lifecycle status; Visible says the memory is on the
+	// visible surface the index searches (not superseded, not expired at
+	// write).
+	Status  temporal.Status
+	Visible bool
+	// SupersededBy and Supersedes are version links (new → old).
+	SupersededBy string
+	Supersedes   []string
+	// Aliases are the ids of later writes folded into this memory as
+	// duplicates.
+	Aliases []string
+}
+
+// Belief is one bi-temporal belief about a memory: its valid window, as
+// believed during the transaction window [RecordedAt, RetiredAt). Zero
+// times are open bounds.
+type Belief struct {
+	ValidFrom, ValidTo    time.Time
+	RecordedAt, RetiredAt time.Time
+}
+
+// Limits on a memory.
+const (
+	MaxIDBytes        = 512
+	MaxKeyBytes       = 1024 // Subject, Relation, Object, DocID, Profile
+	MaxDependsOn      = 1024
+	MaxCounter        = 1 << 40
+	maxVectorsPerDim  = MaxDim
+	minYear, maxYear  = 1, 9999
+	maxDependsOnBytes = MaxDependsOn * MaxIDBytes
+)
+
+// validID checks an id.
+func validID(id, what string) error {
+	if id == "" {
+		return fmt.Errorf("%w: %s is empty", ErrInvalid, what)
+	}
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrTooLarge, what, len(id), MaxIDBytes)
+	}
+	if !utf8.ValidString(id) {
+		return fmt.Errorf("%w: %s %q is not UTF-8", ErrInvalid, what, id)
+	}
+	if strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("%w: %s %q has a control character", ErrInvalid, what, id)
+	}
+	return nil
+}
+
+func validTime(t time.Time, what string) error {
+	if t.IsZero() {
+		return nil
+	}
+	if y := t.Year(); y < minYear || y > maxYear {
+		return fmt.Errorf("%w: %s %v is outside the years %d…%d", ErrInvalid, what, t, minYear, maxYear)
+	}
+	return nil
+}
+
+func validKeyPart(s, what string) error {
+	if len(s) > MaxKeyBytes {
+		return fmt.Errorf("%w: %s is %d bytes, at most %d", ErrTooLarge, what, len(s), MaxKeyBytes)
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: %s is not UTF-8", ErrInvalid, what)
+	}
+	return nil
+}
+
+// validate checks what the caller may set; vector checks are the
+// collection's (they need its dimension).
+func (m *Memory) validate(maxText int) error {
+	if err := validID(m.ID, "id"); err != nil {
+		return err
+	}
+	if len(m.Text) > maxText {
+		return fmt.Errorf("%w: text is %d bytes, at most %d", ErrTooLarge, len(m.Text), maxText)
+	}
+	if !utf8.ValidString(m.Text) {
+		return fmt.Errorf("%w: text is not UTF-8", ErrInvalid)
+	}
+	if _, err := m.Kind.MarshalText(); err != nil {
+		return fmt.Errorf("%w: kind %d is unknown", ErrInvalid, m.Kind)
+	}
+	if _, err := m.Source.MarshalText(); err != nil {
+		return fmt.Errorf("%w: source %d is unknown", ErrInvalid, m.Source)
+	}
+	if m.Profile != "" {
+		if _, err := temporal.LookupProfile(m.Profile); err != nil {
+			return fmt.Errorf("%w: profile %q is unknown", ErrInvalid, m.Profile)
+		}
+	}
+	for _, f := range []struct{ s, what string }{{m.DocID, "doc id"}, {m.Subject, "subject"}, {m.Relation, "relation"}, {m.Object, "object"}} {
+		if err := validKeyPart(f.s, f.what); err != nil {
+			return err
+		}
+	}
+	if m.Version < 0 || m.Chunk < 0 || m.Start < 0 || m.End < m.Start || m.Version > math.MaxInt32 || m.Chunk > math.MaxInt32 {
+		return fmt.Errorf("%w: version %d, chunk %d, offsets [%d, %d): want non-negative and start ≤ end", ErrInvalid, m.Version, m.Chunk, m.Start, m.End)
+	}
+	if (m.Subject == "") != (m.Relation == "") || (m.Object != "" && m.Subject == "") {
+		return fmt.Errorf("%w: a fact key needs both subject and relation (and an object needs them)", ErrInvalid)
+	}
+	if m.Subject != "" && temporal.NewFactKey(m.Subject, m.Relation).IsZero() {
+		return fmt.Errorf("%w: subject %q and relation %q normalise to nothing", ErrInvalid, m.Subject, m.Relation)
+	}
+	if len(m.DependsOn) > MaxDependsOn {
+		return fmt.Errorf("%w: %d depends_on ids, at most %d", ErrTooLarge, len(m.DependsOn), MaxDependsOn)
+	}
+	for _, d := range m.DependsOn {
+		if err := validID(d, "depends_on id"); err != nil {
+			return err
+		}
+		if d == m.ID {
+			return fmt.Errorf("%w: memory %q depends on itself", ErrInvalid, m.ID)
+		}
+	}
+	for _, c := range []struct {
+		v    int64
+		what string
+	}{{m.Access, "access"}, {m.Positive, "positive"}, {m.Negative, "negative"}} {
+		if c.v < 0 || c.v > MaxCounter {
+			return fmt.Errorf("%w: %s = %d, want 0…%d", ErrInvalid, c.what, c.v, int64(MaxCounter))
+		}
+	}
+	for _, t := range []struct {
+		t    time.Time
+		what string
+	}{{m.ValidFrom, "valid_from"}, {m.ValidTo, "valid_to"}, {m.RecordedAt, "recorded_at"}, {m.Created, "created"}} {
+		if err := validTime(t.t, t.what); err != nil {
+			return err
+		}
+	}
+	if !m.ValidFrom.IsZero() && !m.ValidTo.IsZero() && !m.ValidFrom.Before(m.ValidTo) {
+		return fmt.Errorf("%w: valid_from %v is not before valid_to %v", ErrInvalid, m.ValidFrom, m.ValidTo)
+	}
+	return nil
+}
+
+// encode writes the caller's fields (not the engine's).
+func (m *Memory) encode(w *wire.Writer) {
+	w.String(m.ID)
+	w.String(m.Text)
+	w.Float32s(m.Vector)
+	w.Byte(byte(m.Kind))
+	w.Byte(byte(m.Source))
+	w.String(m.Profile)
+	w.String(m.DocID)
+	w.Varint(int64(m.Version))
+	w.Varint(int64(m.Chunk))
+	w.Varint(int64(m.Start))
+	w.Varint(int64(m.End))
+	w.String(m.Subject)
+	w.String(m.Relation)
+	w.String(m.Object)
+	w.Uvarint(uint64(len(m.DependsOn)))
+	for _, d := range m.DependsOn {
+		w.String(d)
+	}
+	w.Varint(m.Access)
+	w.Varint(m.Positive)
+	w.Varint(m.Negative)
+	w.Time(m.ValidFrom)
+	w.Time(m.ValidTo)
+	w.Time(m.RecordedAt)
+	w.Time(m.Created)
+}
+
+// decodeMemory reads what encode wrote; maxText bounds the text.
+func decodeMemory(r *wire.Reader) Memory {
+	var m Memory
+	m.ID = r.String(MaxIDBytes)
+	m.Text = r.String(math.MaxInt32)
+	m.Vector = r.Float32s(maxVectorsPerDim, nil)
+	m.Kind = temporal.Kind(r.Byte())
+	m.Source = temporal.Source(r.Byte())
+	m.Profile = r.String(MaxKeyBytes)
+	m.DocID = r.String(MaxKeyBytes)
+	m.Version = int(r.Int(0, math.MaxInt32))
+	m.Chunk = int(r.Int(0, math.MaxInt32))
+	m.Start = int(r.Int(0, math.MaxInt64))
+	m.End = int(r.Int(0, math.MaxInt64))
+	m.Subject = r.String(MaxKeyBytes)
+	m.Relation = r.String(MaxKeyBytes)
+	m.Object = r.String(MaxKeyBytes)
+	if n := r.Count(MaxDependsOn, 1); n > 0 {
+		m.DependsOn = make([]string, n)
+		for i := range m.DependsOn {
+			m.DependsOn[i] = r.String(MaxIDBytes)
+		}
+	}
+	m.Access = r.Int(0, MaxCounter)
+	m.Positive = r.Int(0, MaxCounter)
+	m.Negative = r.Int(0, MaxCounter)
+	m.ValidFrom = r.Time()
+	m.ValidTo = r.Time()
+	m.RecordedAt = r.Time()
+	m.Created = r.Time()
+	return m
+}

@@ -1,0 +1,197 @@
+package tidemark
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Options configure a DB. A nil *Options means the defaults; a zero field
+// takes its default.
+type Options struct {
+	// Clock is the engine's clock: it gives the transaction time of every
+	// write and "now" of every search that names none (default time.Now).
+	// Transaction times never go backwards: a write is recorded at the
+	// later of the clock and the previous write's time.
+	Clock func() time.Time
+	// CheckpointRecords is the number of log records after which the DB
+	// writes a snapshot in the background and drops the log before it
+	// (default 4096; negative turns automatic checkpoints off, leaving
+	// Checkpoint and Close).
+	CheckpointRecords int
+	// CheckpointBytes is the number of log bytes after which the DB
+	// checkpoints (default 256 MiB; negative: off).
+	CheckpointBytes int64
+	// MaxBatch is the largest number of memories one Put takes (default
+	// 10000).
+	MaxBatch int
+	// MaxTextBytes is the largest Text of one memory (default 1 MiB).
+	MaxTextBytes int
+	// MaxRecordBytes is the largest log record, so the largest encoded Put
+	// (default 64 MiB).
+	MaxRecordBytes int
+	// NoSync turns off every fsync: writes survive the process being
+	// killed but not a machine crash. For tests and benchmarks only
+	// (default false).
+	NoSync bool
+	// Backend is the fused scoring stage (default kernels.DefaultCPU()).
+	Backend kernels.Backend
+}
+
+// Defaults of Options.
+const (
+	DefaultCheckpointRecords = 4096
+	DefaultCheckpointBytes   = 256 << 20
+	DefaultMaxBatch          = 10000
+	DefaultMaxTextBytes      = 1 << 20
+	DefaultMaxRecordBytes    = 64 << 20
+)
+
+// Validate reports the first invalid field.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	switch {
+	case o.MaxBatch < 0:
+		return fmt.Errorf("%w: Options.MaxBatch = %d, want ≥ 0", ErrOptions, o.MaxBatch)
+	case o.MaxTextBytes < 0:
+		return fmt.Errorf("%w: Options.MaxTextBytes = %d, want ≥ 0", ErrOptions, o.MaxTextBytes)
+	case o.MaxRecordBytes < 0 || o.MaxRecordBytes > 1<<30:
+		return fmt.Errorf("%w: Options.MaxRecordBytes = %d, want 0…1 GiB", ErrOptions, o.MaxRecordBytes)
+	}
+	return nil
+}
+
+// EnsureDefaults returns a copy of o with every zero field set to its
+// default.
+func (o *Options) EnsureDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.Clock == nil {
+		r.Clock = time.Now
+	}
+	if r.CheckpointRecords == 0 {
+		r.CheckpointRecords = DefaultCheckpointRecords
+	}
+	if r.CheckpointBytes == 0 {
+		r.CheckpointBytes = DefaultCheckpointBytes
+	}
+	if r.MaxBatch == 0 {
+		r.MaxBatch = DefaultMaxBatch
+	}
+	if r.MaxTextBytes == 0 {
+		r.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if r.MaxRecordBytes == 0 {
+		r.MaxRecordBytes = DefaultMaxRecordBytes
+	}
+	if r.Backend == nil {
+		r.Backend = kernels.DefaultCPU()
+	}
+	return r
+}
+
+// CollectionOptions configure a collection. They are fixed when it is
+// created and stored with it. A zero field takes its default.
+type CollectionOptions struct {
+	// Dim is the vector dimension (required, 1…65536).
+	Dim int
+	// Method is the scoring preset searches use when they name none
+	// (default temporal.MethodTidemark, the zero value).
+	Method temporal.Method
+	// HalfLife is the decay half-life in days of a memory without a
+	// Profile (default 30, SmartVector's).
+	HalfLife float64
+	// Epoch is the origin of the float32 day clock of the fused stage:
+	// times are kept as days since it, exact to about a second within half
+	// a year of it and to about 20 s ten years away (default: the
+	// collection's creation time, cut to the UTC day).
+	Epoch time.Time
+	// Embedder names the embedder for memories and queries given as text
+	// without a vector: "" (none: vectors are required) or "hashing"
+	// (embed.Hashing at Dim, unfitted, deterministic).
+	Embedder string
+	// ExactThreshold is the number of memories on the visible surface up
+	// to which a search scans every memory with the fused stage instead of
+	// asking the HNSW index (default 10000).
+	ExactThreshold int
+	// Overfetch is how many candidates per result the HNSW plan asks for
+	// (default 8: k = 10 scores 80 candidates; at least 64 are asked).
+	Overfetch int
+	// M, EfConstruction and Ef configure the HNSW indexes (defaults 16,
+	// 100, 64; see index.Options).
+	M, EfConstruction, Ef int
+	// ExpandHops and ExpandBudget bound the version-link expansion that
+	// brings archived versions into a historical query (defaults 8 and
+	// 256; see index.LinkGraph.Expand).
+	ExpandHops, ExpandBudget int
+}
+
+// Defaults of CollectionOptions.
+const (
+	DefaultExactThreshold = 10000
+	DefaultOverfetch      = 8
+	DefaultExpandHops     = 8
+	DefaultExpandBudget   = 256
+	MaxDim                = 1 << 16
+)
+
+// Validate reports the first invalid field.
+func (o *CollectionOptions) Validate() error {
+	if o == nil {
+		return fmt.Errorf("%w: CollectionOptions are required (Dim)", ErrOptions)
+	}
+	switch {
+	case o.Dim < 1 || o.Dim > MaxDim:
+		return fmt.Errorf("%w: CollectionOptions.Dim = %d, want 1…%d", ErrOptions, o.Dim, MaxDim)
+	case int(o.Method) >= len(temporal.Methods()):
+		return fmt.Errorf("%w: CollectionOptions.Method = %d", ErrOptions, o.Method)
+	case !(o.HalfLife >= 0) || math.IsInf(o.HalfLife, 0):
+		return fmt.Errorf("%w: CollectionOptions.HalfLife = %v, want a finite number ≥ 0", ErrOptions, o.HalfLife)
+	case o.Embedder != "" && o.Embedder != "hashing":
+		return fmt.Errorf("%w: CollectionOptions.Embedder = %q, want \"\" or \"hashing\"", ErrOptions, o.Embedder)
+	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0:
+		return fmt.Errorf("%w: CollectionOptions has a negative count", ErrOptions)
+	case o.Epoch.Year() > 9999:
+		return fmt.Errorf("%w: CollectionOptions.Epoch = %v", ErrOptions, o.Epoch)
+	}
+	return nil
+}
+
+func (o CollectionOptions) withDefaults(now time.Time) CollectionOptions {
+	if o.HalfLife == 0 {
+		o.HalfLife = temporal.SmartVectorHalfLife
+	}
+	if o.Epoch.IsZero() {
+		o.Epoch = now.UTC().Truncate(24 * time.Hour)
+	}
+	o.Epoch = o.Epoch.UTC()
+	if o.ExactThreshold == 0 {
+		o.ExactThreshold = DefaultExactThreshold
+	}
+	if o.Overfetch == 0 {
+		o.Overfetch = DefaultOverfetch
+	}
+	if o.M == 0 {
+		o.M = 16
+	}
+	if o.EfConstruction == 0 {
+		o.EfConstruction = 100
+	}
+	if o.Ef == 0 {
+		o.Ef = 64
+	}
+	if o.ExpandHops == 0 {
+		o.ExpandHops = DefaultExpandHops
+	}
+	if o.ExpandBudget == 0 {
+		o.ExpandBudget = DefaultExpandBudget
+	}
+	return o
+}

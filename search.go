@@ -1,0 +1,428 @@
+package tidemark
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/unitvec"
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/simd"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Plan is how a search finds its candidates.
+type Plan uint8
+
+const (
+	// PlanAuto scans exactly when the visible surface has at most
+	// CollectionOptions.ExactThreshold memories, and asks the index
+	// otherwise.
+	PlanAuto Plan = iota
+	// PlanExact runs the fused stage over every memory and every belief
+	// about it (archived ones too): exact, and linear in the collection.
+	PlanExact
+	// PlanANN asks the HNSW index of the visible surface for
+	// k·Overfetch candidates by cosine; a historical query also asks the
+	// archive index and follows version links from those candidates to
+	// the versions they superseded. The fused stage scores the union.
+	PlanANN
+)
+
+var planNames = [...]string{"auto", "exact", "ann"}
+
+func (p Plan) String() string {
+	if int(p) < len(planNames) {
+		return planNames[p]
+	}
+	return fmt.Sprintf("Plan(%d)", p)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p Plan) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// ParsePlan parses "auto", "exact" or "ann".
+func ParsePlan(s string) (Plan, error) {
+	for i, n := range planNames {
+		if n == s {
+			return Plan(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown plan %q (auto, exact, ann)", ErrInvalid, s)
+}
+
+// MaxK is the largest number of results one search returns.
+const MaxK = 10000
+
+// SearchRequest is one query.
+type SearchRequest struct {
+	// Vector is the query embedding; when nil, Text is embedded with the
+	// collection's embedder.
+	Vector []float32
+	Text   string
+	// K is the number of results (default 10, at most MaxK).
+	K int
+	// Params are the scoring parameters (default
+	// temporal.Preset(CollectionOptions.Method)).
+	Params *temporal.Params
+	// Now is the reference time (default the DB's clock). AsOf asks what
+	// was true at a past valid time, AsOfTx what tidemark believed at a
+	// past transaction time; each defaults to Now.
+	Now, AsOf, AsOfTx time.Time
+	// Range keeps only memories created inside it. With ParseRange, a
+	// range written in Text ("since March 2024", "2021-2023") is used
+	// when Range is nil (temporal.ParseTimeRange).
+	Range      *temporal.TimeRange
+	ParseRange bool
+	// Kinds and Statuses filter the memories (the zero sets allow all).
+	Kinds    temporal.KindSet
+	Statuses temporal.StatusSet
+	// Plan chooses how candidates are found (default PlanAuto); Ef is the
+	// HNSW beam width of PlanANN (default max(CollectionOptions.Ef,
+	// candidates asked)).
+	Plan Plan
+	Ef   int
+	// Explain adds every hit's per-signal scores and the reason each
+	// removed candidate was removed.
+	Explain bool
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    string
+	Score float64
+	// Confidence is the memory's live confidence at the query's time
+	// (SmartVector §5's ConfidenceEngine), whatever the method's weights.
+	Confidence float64
+	// Memory is the memory without its vector.
+	Memory Memory
+	// Signals explain Score (SearchRequest.Explain).
+	Signals *temporal.Signals `json:",omitempty"`
+}
+
+// Removed is a candidate the masks removed, with the reason.
+type Removed struct {
+	ID     string
+	Reason temporal.Reason
+}
+
+// SearchResult is the answer to a search.
+type SearchResult struct {
+	Hits []Hit
+	// Removed lists the removed candidates (SearchRequest.Explain), one
+	// entry per memory.
+	Removed []Removed
+	// Plan is the plan that ran; Candidates the number of beliefs scored
+	// by the fused stage; Expanded the archived versions that version-link
+	// expansion added.
+	Plan                 Plan
+	Candidates, Expanded int
+	// Historical is true when the query asked about a past time, or its
+	// method does not mask superseded and expired memories: the ANN plan
+	// then also searched the archive.
+	Historical bool
+}
+
+// query is a validated request.
+type query struct {
+	vec        []float32 // unit
+	k          int
+	params     temporal.Params
+	tq         temporal.Query // days since the collection's epoch
+	nowDays    float64        // days since the Unix epoch
+	historical bool
+}
+
+func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, error) {
+	var q query
+	if req == nil {
+		return q, fmt.Errorf("%w: nil SearchRequest", ErrInvalid)
+	}
+	q.k = req.K
+	if q.k == 0 {
+		q.k = 10
+	}
+	if q.k < 0 || q.k > MaxK {
+		return q, fmt.Errorf("%w: k = %d, want 1…%d", ErrInvalid, req.K, MaxK)
+	}
+	v := req.Vector
+	if v == nil {
+		if c.emb == nil || req.Text == "" {
+			return q, fmt.Errorf("%w: the query has no vector and the collection cannot embed text (embedder %q)", ErrInvalid, c.opts.Embedder)
+		}
+		vs, err := c.emb.Embed(ctx, []string{req.Text})
+		if err != nil {
+			return q, err
+		}
+		v = vs[0]
+	}
+	if err := checkVector(v, c.opts.Dim, "the query"); err != nil {
+		return q, err
+	}
+	q.vec = make([]float32, len(v))
+	unitvec.Normalize(v, q.vec)
+	q.params = temporal.Preset(c.opts.Method)
+	if req.Params != nil {
+		q.params = *req.Params
+	}
+	// Drift-adaptive λ(t) needs the drift detectors; until a collection
+	// has them every memory decays at its static ln 2 / half-life.
+	q.params.AdaptiveDecay = false
+	if err := q.params.Validate(); err != nil {
+		return q, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	for _, t := range []struct {
+		t    time.Time
+		what string
+	}{{req.Now, "now"}, {req.AsOf, "as_of"}, {req.AsOfTx, "as_of_tx"}} {
+		if err := validTime(t.t, t.what); err != nil {
+			return q, err
+		}
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = c.db.opts.Clock()
+	}
+	at, tx := now, now
+	if !req.AsOf.IsZero() {
+		at = req.AsOf
+	}
+	if !req.AsOfTx.IsZero() {
+		tx = req.AsOfTx
+	}
+	q.nowDays = days(now, 0)
+	q.tq = temporal.Query{At: days(at, 0) - c.epochDays, TxAt: days(tx, 0) - c.epochDays, Kinds: req.Kinds, Statuses: req.Statuses}
+	rng := req.Range
+	if rng == nil && req.ParseRange && req.Text != "" {
+		if r, ok := temporal.ParseTimeRange(req.Text, now); ok {
+			rng = &r
+		}
+	}
+	if rng != nil {
+		if err := validTime(rng.From, "range from"); err != nil {
+			return q, err
+		}
+		if err := validTime(rng.To, "range to"); err != nil {
+			return q, err
+		}
+		q.tq.HasRange = true
+		q.tq.Range = temporal.Window{From: days(rng.From, -temporal.Open) - c.epochDays, To: days(rng.To, temporal.Open) - c.epochDays}
+	}
+	c.mu.RLock()
+	last := c.lastTx
+	c.mu.RUnlock()
+	// A past time needs the archive; so does a method that does not mask
+	// superseded and expired memories (the baselines score everything, as
+	// a plain vector store would).
+	q.historical = at.Before(now) || tx.Before(now) || q.nowDays < last || !q.params.MaskExpired || !q.params.MaskRetired
+	return q, nil
+}
+
+// Search answers a query (DESIGN "Read path"): candidates from the plan,
+// the fused stage over them (masks, decay, validity, confidence, the
+// method's weights), the top k. Superseded and expired memories are
+// removed by the masks at the query's valid and transaction times, so a
+// query as of a past time finds the version that held then.
+func (c *Collection) Search(ctx context.Context, req *SearchRequest) (*SearchResult, error) {
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	q, err := c.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	plan := req.Plan
+	if plan > PlanANN {
+		return nil, fmt.Errorf("%w: plan %d", ErrInvalid, plan)
+	}
+	_, visible := c.Len()
+	if plan == PlanAuto {
+		plan = PlanExact
+		if visible > c.opts.ExactThreshold {
+			plan = PlanANN
+		}
+	}
+	res := &SearchResult{Plan: plan, Historical: q.historical}
+	if plan == PlanExact {
+		err = c.searchExact(ctx, &q, req, res)
+	} else {
+		err = c.searchANN(ctx, &q, req, res)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.dropped {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	n := c.batch.Len()
+	res.Candidates = n
+	if n == 0 {
+		return nil
+	}
+	if !req.Explain {
+		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
+		hits, _, err := c.db.opts.Backend.TopK(ctx, c.batch, kq, &q.params, q.k, nil)
+		if err != nil {
+			return err
+		}
+		for _, h := range hits {
+			res.Hits = append(res.Hits, c.hit(int(h.ID), h.Score, nil, q))
+		}
+		return nil
+	}
+	sims := make([]float32, n)
+	simd.DotBatch(c.batch.Vectors, c.opts.Dim, q.vec, sims)
+	beliefs := make([]int, n)
+	for i := range beliefs {
+		beliefs[i] = i
+	}
+	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+}
+
+func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) error {
+	want := max(q.k*c.opts.Overfetch, 64)
+	ef := max(req.Ef, c.opts.Ef, want)
+	found, err := c.surface.Search(ctx, q.vec, want, &index.SearchOptions{Ef: ef})
+	if err != nil {
+		return err
+	}
+	if q.historical {
+		more, err := c.archive.Search(ctx, q.vec, want, &index.SearchOptions{Ef: ef})
+		if err != nil {
+			return err
+		}
+		found = append(found, more...)
+	}
+	rows := make([]int, 0, len(found))
+	seen := make(map[int]bool, len(found))
+	for _, f := range found {
+		if r := int(f.Key); !seen[r] {
+			seen[r] = true
+			rows = append(rows, r)
+		}
+	}
+	if q.historical && len(rows) > 0 {
+		anchors := make([]uint64, len(rows))
+		for i, r := range rows {
+			anchors[i] = uint64(r)
+		}
+		hits, err := c.links.Expand(anchors, c.opts.ExpandHops, c.opts.ExpandBudget, []index.LinkType{index.LinkVersion})
+		if err != nil {
+			return err
+		}
+		for _, h := range hits {
+			if r := int(h.Key); !seen[r] {
+				seen[r] = true
+				rows = append(rows, r)
+				res.Expanded++
+			}
+		}
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.dropped {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	var beliefs []int
+	for _, r := range rows {
+		if r < len(c.rows) { // the index may be a record ahead of the ledger
+			beliefs = append(beliefs, c.rows[r].beliefs...)
+		}
+	}
+	sims := make([]float32, len(beliefs))
+	d := c.opts.Dim
+	for i, b := range beliefs {
+		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
+	}
+	res.Candidates = len(beliefs)
+	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+}
+
+// rescoreBeliefs runs the fused stage, with explanations, over the given
+// batch rows (c.mu held).
+func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int, sims []float32, res *SearchResult) error {
+	cands := make([]kernels.RescoreCandidate, len(beliefs))
+	for i, b := range beliefs {
+		s := math.Max(-1, math.Min(1, float64(sims[i])))
+		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b]))}
+	}
+	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Candidates: cands, Time: q.tq, Params: q.params, K: q.k})
+	if err != nil {
+		return err
+	}
+	for _, e := range rr.Ranked {
+		sig := e.Signals
+		res.Hits = append(res.Hits, c.hit(int(e.ID), e.Score, &sig, q))
+	}
+	// One removed entry per memory, and none for a memory another belief
+	// of which was kept (a superseded belief beside the current one).
+	reported := map[uint64]bool{}
+	removedBy := map[uint64]temporal.Reason{}
+	var order []uint64
+	for _, r := range rr.Removed {
+		if _, ok := removedBy[r.ID]; !ok {
+			removedBy[r.ID] = r.Reason
+			order = append(order, r.ID)
+		}
+	}
+	keptAny := map[uint64]bool{}
+	for i := range beliefs {
+		id := cands[i].Meta.ID
+		if _, removed := removedBy[id]; !removed {
+			keptAny[id] = true
+		}
+	}
+	for _, id := range order {
+		if keptAny[id] || reported[id] {
+			continue // another belief about the memory was kept
+		}
+		reported[id] = true
+		res.Removed = append(res.Removed, Removed{ID: c.rows[id].mem.ID, Reason: removedBy[id]})
+	}
+	return nil
+}
+
+// hit builds a result for row j (c.mu held).
+func (c *Collection) hit(j int, score float64, sig *temporal.Signals, q *query) Hit {
+	r := &c.rows[j]
+	age := q.tq.At + c.epochDays - r.created
+	conf := temporal.Confidence(q.params.Confidence, r.c0, age, r.positive, r.negative, r.access)
+	return Hit{ID: r.mem.ID, Score: score, Confidence: conf, Memory: c.memory(j), Signals: sig}
+}
+
+// memory is row j as the public type, without its vector (c.mu held).
+func (c *Collection) memory(j int) Memory {
+	r := &c.rows[j]
+	m := r.mem
+	m.DependsOn = slices.Clone(m.DependsOn)
+	m.RecordedAt = fromDays(r.rec)
+	st := r.states[len(r.states)-1]
+	m.ValidFrom, m.ValidTo = fromDays(st.valid.From), fromDays(st.valid.To)
+	if !r.hasFrom && r.supersedes == nil {
+		m.ValidFrom = time.Time{}
+	}
+	for _, s := range r.states {
+		m.Beliefs = append(m.Beliefs, Belief{ValidFrom: fromDays(s.valid.From), ValidTo: fromDays(s.valid.To),
+			RecordedAt: fromDays(s.recorded.From), RetiredAt: fromDays(s.recorded.To)})
+	}
+	m.Created = fromDays(r.created)
+	m.Status, m.Visible = r.status, r.visible
+	if r.supersededBy >= 0 {
+		m.SupersededBy = c.rows[r.supersededBy].mem.ID
+	}
+	for _, o := range r.supersedes {
+		m.Supersedes = append(m.Supersedes, c.rows[o].mem.ID)
+	}
+	m.Aliases = slices.Clone(r.aliases)
+	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)
+	return m
+}
