@@ -43,9 +43,9 @@ type Collection struct {
 	deps    map[[2]int]bool            // dependency pairs counted in degree
 	// aliasHash holds the content hash of each id folded into another row.
 	aliasHash map[string][sha256.Size]byte
-	visible int
-	lastTx  float64 // the latest transaction time written, days
-	dropped bool
+	visible   int
+	lastTx    float64 // the latest transaction time written, days
+	dropped   bool
 }
 
 type docChunk struct {

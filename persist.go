@@ -395,4 +395,3 @@ func (c *Collection) rebuildIndexes() {
 	insertAll(c.surface, on, vecs)
 	insertAll(c.archive, off, vecs)
 }
-

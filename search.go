@@ -268,7 +268,9 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	if n == 0 {
 		return nil
 	}
-	if !req.Explain {
+	if !req.Explain && q.params.MaskRetired {
+		// At most one belief per memory passes the transaction-time mask,
+		// so the fused stage can scan the whole column store.
 		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
 		hits, _, err := c.db.opts.Backend.TopK(ctx, c.batch, kq, &q.params, q.k, nil)
 		if err != nil {
@@ -279,12 +281,27 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		}
 		return nil
 	}
-	sims := make([]float32, n)
-	simd.DotBatch(c.batch.Vectors, c.opts.Dim, q.vec, sims)
-	beliefs := make([]int, n)
-	for i := range beliefs {
-		beliefs[i] = i
+	var beliefs []int
+	if q.params.MaskRetired {
+		beliefs = make([]int, n)
+		for i := range beliefs {
+			beliefs[i] = i
+		}
+	} else {
+		for j := range c.rows {
+			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+		}
 	}
+	sims := make([]float32, len(beliefs))
+	if len(beliefs) == n {
+		simd.DotBatch(c.batch.Vectors, c.opts.Dim, q.vec, sims)
+	} else {
+		d := c.opts.Dim
+		for i, b := range beliefs {
+			sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
+		}
+	}
+	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
 }
 
@@ -334,8 +351,12 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	}
 	var beliefs []int
 	for _, r := range rows {
-		if r < len(c.rows) { // the index may be a record ahead of the ledger
+		switch {
+		case r >= len(c.rows): // the index may be a record ahead of the ledger
+		case q.params.MaskRetired:
 			beliefs = append(beliefs, c.rows[r].beliefs...)
+		default:
+			beliefs = append(beliefs, c.beliefAt(r, q.tq.TxAt))
 		}
 	}
 	sims := make([]float32, len(beliefs))
@@ -345,6 +366,20 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	}
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+}
+
+// beliefAt is the batch row of what row j was believed to be at
+// transaction time tx (days on the collection's clock), or of its first
+// belief when it was not recorded yet: a method that does not mask by
+// transaction time scores each memory once, as it was believed then.
+func (c *Collection) beliefAt(j int, tx float64) int {
+	r := &c.rows[j]
+	for i, b := range r.beliefs {
+		if float64(c.batch.RecordedAt[b]) <= tx && tx < float64(c.batch.RetiredAt[b]) {
+			return r.beliefs[i]
+		}
+	}
+	return r.beliefs[0]
 }
 
 // rescoreBeliefs runs the fused stage, with explanations, over the given

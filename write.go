@@ -195,11 +195,13 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	}
 
 	// Store it.
-	r.visible = r.givenTo > tx // an event that ended before it was written never reaches the surface
+	// A memory whose valid window had ended when tidemark learnt it (at the
+	// batch's transaction time) never reaches the surface.
+	r.visible = r.givenTo > tx
 	if !r.visible {
 		r.status = temporal.Archived
 	}
-	c.lastTx = max(c.lastTx, r.rec)
+	c.lastTx = max(c.lastTx, r.rec, tx)
 	c.rows = append(c.rows, r)
 	c.appendBelief(idx, m.Vector, true)
 	c.byID[m.ID] = idx

@@ -31,8 +31,9 @@ type Options struct {
 	Dir string
 	// Plan forces a search plan (default tidemark.PlanAuto).
 	Plan tidemark.Plan
-	// ExactThreshold is the collection's (default the engine's).
-	ExactThreshold int
+	// ExactThreshold and Overfetch are the collection's (default the
+	// engine's).
+	ExactThreshold, Overfetch int
 	// NoSync turns fsync off (the evaluation does not need durability).
 	NoSync bool
 	// BatchSize is the number of corpus lines per Put (default 1000).
@@ -95,7 +96,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		return err
 	}
 	if s.coll, err = s.db.CreateCollection(ctx, "eval", &tidemark.CollectionOptions{Dim: dim, Method: s.opts.Method,
-		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold}); err != nil {
+		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold, Overfetch: s.opts.Overfetch}); err != nil {
 		return err
 	}
 	batch := make([]tidemark.Memory, 0, s.opts.BatchSize)
