@@ -92,7 +92,7 @@ func randomCorpus(seed uint64, n, nq, dim int) ([]eval.CorpusLine, []eval.QueryL
 // which the index's own tests measure.
 func TestEngineMatchesReference(t *testing.T) {
 	ctx := context.Background()
-	corpus, queries := randomCorpus(1, 600, 200, 24)
+	corpus, queries := randomCorpus(1, 300, 100, 24)
 	for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodPlain, temporal.MethodTemporal,
 		temporal.MethodConfidence, temporal.MethodSmartVector, temporal.MethodVDD} {
 		ref, err := eval.NewMemory(&eval.MemoryOptions{Method: m})

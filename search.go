@@ -194,7 +194,10 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 		tx = req.AsOfTx
 	}
 	q.nowDays = days(now, 0)
-	q.tq = temporal.Query{At: days(at, 0) - c.epochDays, TxAt: days(tx, 0) - c.epochDays, Kinds: req.Kinds, Statuses: req.Statuses}
+	// Query times are rounded to the column store's float32 clock, so that
+	// a memory recorded or valid from exactly the query's time compares
+	// equal rather than a rounding error apart.
+	q.tq = temporal.Query{At: c.dayQ(at, 0), TxAt: c.dayQ(tx, 0), Kinds: req.Kinds, Statuses: req.Statuses}
 	rng := req.Range
 	if rng == nil && req.ParseRange && req.Text != "" {
 		if r, ok := temporal.ParseTimeRange(req.Text, now); ok {
@@ -209,7 +212,7 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 			return q, err
 		}
 		q.tq.HasRange = true
-		q.tq.Range = temporal.Window{From: days(rng.From, -temporal.Open) - c.epochDays, To: days(rng.To, temporal.Open) - c.epochDays}
+		q.tq.Range = temporal.Window{From: c.dayQ(rng.From, -temporal.Open), To: c.dayQ(rng.To, temporal.Open)}
 	}
 	c.mu.RLock()
 	last := c.lastTx
@@ -219,6 +222,12 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	// a plain vector store would).
 	q.historical = at.Before(now) || tx.Before(now) || q.nowDays < last || !q.params.MaskExpired || !q.params.MaskRetired
 	return q, nil
+}
+
+// dayQ is t on the column store's clock (days since the epoch, rounded
+// to float32); the zero time is open.
+func (c *Collection) dayQ(t time.Time, open float64) float64 {
+	return float64(c.day32(days(t, open)))
 }
 
 // Search answers a query (DESIGN "Read path"): candidates from the plan,

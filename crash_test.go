@@ -1,0 +1,177 @@
+package tidemark
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// checkConsistent fails unless every collection's indexes agree with its
+// ledger and every archived memory is reachable through version links.
+func checkConsistent(t *testing.T, db *DB) {
+	t.Helper()
+	for _, c := range db.snapshotColls() {
+		c.mu.RLock()
+		ok := c.indexesAgree()
+		stored, visible := len(c.rows), c.visible
+		c.mu.RUnlock()
+		if !ok {
+			t.Fatalf("collection %q: the indexes disagree with the ledger (%d stored, %d visible; surface %d, archive %d)",
+				c.name, stored, visible, c.surface.Len(), c.archive.Len())
+		}
+		if err := c.links.CheckNoOrphans(); err != nil {
+			t.Fatalf("collection %q: %v", c.name, err)
+		}
+	}
+}
+
+const crashEnv = "TIDEMARK_ENGINE_CRASH_CHILD"
+
+// TestCrashChild is the child of TestCrashRecovery: it ingests in a loop
+// and prints each acknowledged id. It does nothing in a normal run.
+func TestCrashChild(t *testing.T) {
+	spec := os.Getenv(crashEnv)
+	if spec == "" {
+		t.Skip("the child of TestCrashRecovery")
+	}
+	dir, cycleStr, _ := strings.Cut(spec, ",")
+	cycle, _ := strconv.Atoi(cycleStr)
+	db, err := Open(dir, &Options{CheckpointRecords: 15})
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(3)
+	}
+	ctx := context.Background()
+	c, err := db.Collection("c")
+	if err != nil {
+		if c, err = db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, ExactThreshold: 50, M: 8, EfConstruction: 32}); err != nil {
+			fmt.Println("create:", err)
+			os.Exit(3)
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(cycle), 99))
+	out := bufio.NewWriter(os.Stdout)
+	for n := 0; ; n++ {
+		batch := make([]Memory, 1+rng.IntN(12))
+		for i := range batch {
+			v := make([]float32, 8)
+			for j := range v {
+				v[j] = float32(rng.NormFloat64())
+			}
+			batch[i] = Memory{ID: fmt.Sprintf("c%d-%d-%d", cycle, n, i), Text: fmt.Sprintf("cycle %d batch %d item %d", cycle, n, i),
+				Vector: v, Kind: temporal.Versioned, Subject: fmt.Sprintf("s%d", rng.IntN(40)), Relation: "r", Object: strconv.Itoa(rng.IntN(4)),
+				ValidFrom: time.Date(2025, 1, 1+rng.IntN(300), 0, 0, 0, 0, time.UTC)}
+		}
+		if _, err := c.Put(ctx, batch); err != nil {
+			fmt.Println("put:", err)
+			os.Exit(3)
+		}
+		for _, m := range batch {
+			fmt.Fprintln(out, "ack", m.ID)
+		}
+		out.Flush()
+	}
+}
+
+// A child process ingests in a loop and is killed with SIGKILL at a
+// random moment, 50 times; after each kill the database opens, every
+// acknowledged memory is there, and the indexes agree with the ledger.
+func TestCrashRecovery(t *testing.T) {
+	if os.Getenv(crashEnv) != "" {
+		t.Skip()
+	}
+	cycles := 50
+	if testing.Short() {
+		cycles = 10
+	}
+	dir := t.TempDir()
+	acked := map[string]bool{}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for cycle := range cycles {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%s,%d", crashEnv, dir, cycle))
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan string, 1024)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		// Wait for the first acknowledgement, then kill at a random moment.
+		var got []string
+		first := true
+		deadline := time.After(60 * time.Second)
+		kill := time.After(time.Hour)
+	read:
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					break read
+				}
+				got = append(got, l)
+				if first {
+					first = false
+					kill = time.After(time.Duration(rng.IntN(150)) * time.Millisecond)
+				}
+			case <-kill:
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				kill = time.After(time.Hour)
+			case <-deadline:
+				_ = cmd.Process.Kill()
+				t.Fatalf("cycle %d: the child acknowledged nothing in 60 s: %v", cycle, got)
+			}
+		}
+		_ = cmd.Wait()
+		for _, l := range got {
+			id, ok := strings.CutPrefix(l, "ack ")
+			if !ok {
+				t.Fatalf("cycle %d: child said %q", cycle, l)
+			}
+			acked[id] = true
+		}
+		db, err := Open(dir, nil)
+		if err != nil {
+			t.Fatalf("cycle %d: reopen: %v", cycle, err)
+		}
+		c, err := db.Collection("c")
+		if err != nil {
+			t.Fatalf("cycle %d: %v", cycle, err)
+		}
+		for id := range acked {
+			if _, err := c.Get(context.Background(), id); err != nil {
+				t.Fatalf("cycle %d: acknowledged %s lost: %v", cycle, id, err)
+			}
+		}
+		checkConsistent(t, db)
+		if cycle%2 == 0 { // leave half the cycles' state to the child's own recovery
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			db.wal.Close() // like a crash: no final snapshot
+		}
+	}
+	if len(acked) < cycles {
+		t.Fatalf("only %d writes acknowledged in %d cycles", len(acked), cycles)
+	}
+	t.Logf("%d cycles, %d acknowledged memories, all present", cycles, len(acked))
+}
