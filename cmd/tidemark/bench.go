@@ -14,12 +14,15 @@ import (
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "kernels" && args[0] != "ann") {
-		fmt.Fprintln(stderr, "usage: tidemark bench kernels|ann [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop\n  ann       the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run")
+	if len(args) == 0 || (args[0] != "kernels" && args[0] != "ann" && args[0] != "engine") {
+		fmt.Fprintln(stderr, "usage: tidemark bench kernels|ann|engine [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop\n  ann       the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run\n  engine    Put throughput per batch size against the bare log, and open/recovery times")
 		return errUsage
 	}
-	if args[0] == "ann" {
+	switch args[0] {
+	case "ann":
 		return runBenchANN(args[1:], stdout, stderr)
+	case "engine":
+		return runBenchEngine(args[1:], stdout, stderr)
 	}
 	fs := newFlags("bench kernels", stderr)
 	ns := fs.String("n", "10000,100000,1000000", "batch sizes, comma-separated")

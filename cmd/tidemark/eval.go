@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/signal"
 
+	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/eval"
+	"github.com/tidemark/tidemark/internal/evalengine"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -18,6 +20,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "tidemark", "scoring method: "+methodList())
 	halfLife := fs.Float64("half-life", temporal.SmartVectorHalfLife, "decay half-life in days of memories without a profile")
 	perQuery := fs.Bool("per-query", false, "also print every query's ranked ids")
+	reference := fs.Bool("reference", false, "evaluate the in-memory reference (eval.Memory) instead of the engine")
+	planName := fs.String("plan", "auto", "engine search plan: auto, exact or ann")
+	dataDir := fs.String("data", "", "engine data directory to ingest into and keep (default: a temporary one, removed)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -31,9 +36,21 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mem, err := eval.NewMemory(&eval.MemoryOptions{Method: m, HalfLife: *halfLife})
+	plan, err := tidemark.ParsePlan(*planName)
 	if err != nil {
 		return err
+	}
+	var searcher eval.Searcher
+	if *reference {
+		if searcher, err = eval.NewMemory(&eval.MemoryOptions{Method: m, HalfLife: *halfLife}); err != nil {
+			return err
+		}
+	} else {
+		// The engine, durable as ever but without fsync: an evaluation
+		// that dies is run again, not recovered.
+		eng := evalengine.New(&evalengine.Options{Method: m, HalfLife: *halfLife, Plan: plan, Dir: *dataDir, NoSync: true})
+		defer eng.Close()
+		searcher = eng
 	}
 	corpus, err := readFile(*corpusPath, eval.ReadCorpus)
 	if err != nil {
@@ -45,7 +62,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := eval.Run(ctx, mem, corpus, queries, m.String())
+	rep, err := eval.Run(ctx, searcher, corpus, queries, m.String())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/tidemark/tidemark/bench"
+)
+
+func runBenchEngine(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench engine", stderr)
+	dir := fs.String("dir", "", "where the databases go (default a temporary directory, removed)")
+	dim := fs.Int("dim", 768, "vector dimension")
+	textBytes := fs.Int("text-bytes", 512, "text bytes per memory")
+	batches := fs.String("batches", "1,100,1000", "Put batch sizes, comma-separated")
+	writes := fs.Int("writes", 2000, "memories written per batch size")
+	n := fs.Int("n", 100000, "collection size for the open and recovery times (0 skips them)")
+	tail := fs.Int("tail", 10000, "records after the last snapshot in the crash image")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg := bench.EngineConfig{Dir: *dir, Dim: *dim, TextBytes: *textBytes, Writes: *writes, N: *n, Tail: *tail, Progress: stderr}
+	if *n == 0 {
+		cfg.N = -1
+	}
+	var err error
+	if cfg.Batches, err = intList(*batches); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunEngine(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
