@@ -96,9 +96,16 @@ type HNSW struct {
 	// and so must not fall between an insert's assignment of a node and
 	// its linking. Lock order: structMu, then mu.
 	structMu sync.RWMutex
-	// mu is held exclusively to grow the arrays, to assign a node, to
-	// delete and to compact; shared by everything that reads the arrays.
+	// mu is held exclusively to grow the arrays, to compact and to save
+	// or load; shared by everything that reads the arrays, inserts for
+	// their whole duration included, so that inserts run in parallel with
+	// each other and with searches.
 	mu sync.RWMutex
+	// allocMu (taken with mu held shared) guards the node count, the
+	// live count, the key map and the level generator: an insert holds it
+	// only to assign its node, a delete to tombstone one. Lock order:
+	// structMu, mu, allocMu.
+	allocMu sync.Mutex
 	// The node arrays, indexed by internal id. Their headers change only
 	// under mu held exclusively; vectors, levels and keys of a node are
 	// written once, before the node is linked; the neighbour lists are
@@ -150,6 +157,8 @@ func (h *HNSW) Dim() int { return h.dim }
 func (h *HNSW) Len() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	h.allocMu.Lock()
+	defer h.allocMu.Unlock()
 	return h.live
 }
 
@@ -157,6 +166,8 @@ func (h *HNSW) Len() int {
 func (h *HNSW) Deleted() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	h.allocMu.Lock()
+	defer h.allocMu.Unlock()
 	return h.n - h.live
 }
 
@@ -164,6 +175,8 @@ func (h *HNSW) Deleted() int {
 func (h *HNSW) Contains(key uint64) bool {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
+	h.allocMu.Lock()
+	defer h.allocMu.Unlock()
 	_, ok := h.byKey[key]
 	return ok
 }
@@ -256,19 +269,35 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 
 	h.structMu.RLock()
 	defer h.structMu.RUnlock()
-	// Assign a node under the exclusive lock.
-	h.mu.Lock()
-	if _, ok := h.byKey[key]; ok {
+	// Assign a node under allocMu, with mu held shared for the whole
+	// insert: the node's slot is written before any link reaches it, so
+	// no reader looks at it meanwhile. Only growing the arrays takes mu
+	// exclusively.
+	for {
+		h.mu.RLock()
+		h.allocMu.Lock()
+		if _, ok := h.byKey[key]; ok {
+			h.allocMu.Unlock()
+			h.mu.RUnlock()
+			return fmt.Errorf("%w: %d", ErrExists, key)
+		}
+		if h.n == none {
+			h.allocMu.Unlock()
+			h.mu.RUnlock()
+			return ErrFull
+		}
+		if h.n < len(h.levels) {
+			break
+		}
+		h.allocMu.Unlock()
+		h.mu.RUnlock()
+		h.mu.Lock()
+		if h.n == len(h.levels) {
+			h.grow(min(2*len(h.levels), none))
+		}
 		h.mu.Unlock()
-		return fmt.Errorf("%w: %d", ErrExists, key)
 	}
-	if h.n == none {
-		h.mu.Unlock()
-		return ErrFull
-	}
-	if h.n == len(h.levels) {
-		h.grow(min(2*len(h.levels), none))
-	}
+	defer h.mu.RUnlock()
 	id := uint32(h.n)
 	level := h.randomLevel()
 	copy(h.vec(id), q)
@@ -281,13 +310,11 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	h.live++
 	if h.top.Load() == 0 {
 		h.top.Store(uint64(level+1)<<32 | uint64(id))
-		h.mu.Unlock()
+		h.allocMu.Unlock()
 		return nil
 	}
-	h.mu.Unlock()
+	h.allocMu.Unlock()
 
-	h.mu.RLock()
-	defer h.mu.RUnlock()
 	top := h.top.Load()
 	if level >= int(top>>32) {
 		// This node may become the new entry point: like hnswlib, hold the
@@ -440,8 +467,10 @@ func (h *HNSW) diverse(c distID, keep []distID) bool {
 // Delete tombstones key: it is never returned again, and Compact removes
 // it from the graph. It returns ErrNotFound for an unknown or deleted key.
 func (h *HNSW) Delete(key uint64) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	h.allocMu.Lock()
+	defer h.allocMu.Unlock()
 	id, ok := h.byKey[key]
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrNotFound, key)

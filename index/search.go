@@ -63,7 +63,7 @@ func (s *searcher) startVisit(n int) {
 // nodes the filter rejects route the search but are kept out of the
 // results. The results are left in s.res. The caller holds h.mu shared.
 func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int, skipDead bool, filter func(uint64) bool) {
-	s.startVisit(h.n)
+	s.startVisit(len(h.levels)) // h.n may grow meanwhile; the capacity may not
 	s.cand = s.cand[:0]
 	s.res = s.res[:0]
 	s.visited[ep] = s.epoch
