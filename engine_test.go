@@ -231,6 +231,17 @@ func TestWritePathAndAsOf(t *testing.T) {
 	if r, err := c2.Search(ctx, &SearchRequest{Vector: q, AsOf: day(1, 15), Plan: PlanANN}); err != nil || len(r.Hits) != 2 || !r.Historical {
 		t.Fatalf("as of mid January (ANN): %+v %v", r, err)
 	}
+	// Kind filters and time ranges (on the creation time).
+	if r, err := c2.Search(ctx, &SearchRequest{Vector: q, AsOf: day(1, 15), Kinds: temporal.KindsOf(temporal.Event)}); err != nil || len(r.Hits) != 1 || r.Hits[0].ID != "e" {
+		t.Fatalf("events as of mid January: %+v %v", r, err)
+	}
+	rng := &temporal.TimeRange{From: day(1, 1), To: day(1, 2)}
+	if r, err := c2.Search(ctx, &SearchRequest{Vector: q, AsOf: day(1, 15), Range: rng, Explain: true}); err != nil || len(r.Hits) != 1 || r.Hits[0].ID != "e" {
+		t.Fatalf("created in the first day of 2025: %+v %v", r, err)
+	}
+	if r, err := c2.Search(ctx, &SearchRequest{Vector: q, Text: "what happened since 2026", ParseRange: true, Now: clock.Add(time.Hour)}); err != nil || len(r.Hits) != 1 || r.Hits[0].ID != "d-v2" {
+		t.Fatalf("a range parsed from the text: %+v %v", r, err)
+	}
 }
 
 // A database closed and opened again — or dropped without a final

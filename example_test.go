@@ -66,3 +66,78 @@ func Example() {
 	// as of 2025-03-01: limit-v1
 	// limit-v1 valid until 2025-06-01 superseded by limit-v2 visible: false
 }
+
+// Candidates from another vector store, with their metadata, ranked by
+// tidemark: the expired promotion is removed with its reason, the
+// authoritative current document outranks a closer chat message.
+func ExampleRescore() {
+	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	res, err := tidemark.Rescore(context.Background(), &tidemark.RescoreRequest{
+		Now: day("2026-03-01"),
+		Candidates: []tidemark.RescoreCandidate{
+			{Sim: 0.91, HasSim: true, Memory: tidemark.Memory{ID: "promo", Kind: temporal.Event,
+				ValidFrom: day("2025-11-01"), ValidTo: day("2025-12-01"), Source: temporal.SourceOfficialDB}},
+			{Sim: 0.78, HasSim: true, Memory: tidemark.Memory{ID: "chat", Source: temporal.SourceChat,
+				RecordedAt: day("2026-02-27")}},
+			{Sim: 0.74, HasSim: true, Memory: tidemark.Memory{ID: "policy", Kind: temporal.Versioned, Profile: "policy",
+				Source: temporal.SourcePolicy, ValidFrom: day("2026-02-20")}},
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, h := range res.Hits {
+		fmt.Printf("%-6s score %.3f  sim %.2f  confidence %.3f\n", h.ID, h.Score, h.Signals.Sim, h.Confidence)
+	}
+	for _, r := range res.Removed {
+		fmt.Println("removed", r.ID, r.Reason)
+	}
+	// Output:
+	// policy score 0.675  sim 0.74  confidence 0.731
+	// chat   score 0.583  sim 0.78  confidence 0.286
+	// removed promo HARD_EXPIRED_EVENT
+}
+
+// History lists every version of a fact, oldest first, with the window
+// each was believed to hold.
+func ExampleCollection_History() {
+	dir, err := os.MkdirTemp("", "tidemark-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := tidemark.Open(dir, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "deps", &tidemark.CollectionOptions{Dim: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	for i, v := range []string{"17.0", "18.2", "19.1"} {
+		_, err := c.Put(ctx, []tidemark.Memory{{ID: "react-" + v, Text: "the app uses React " + v, Vector: []float32{1, float32(i)},
+			Kind: temporal.Versioned, Subject: "app", Relation: "react version", Object: v,
+			ValidFrom: day(fmt.Sprintf("202%d-01-01", 3+i))}})
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	versions, err := c.History(ctx, "react-18.2")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, m := range versions {
+		to := "now"
+		if !m.ValidTo.IsZero() {
+			to = m.ValidTo.Format(time.DateOnly)
+		}
+		fmt.Printf("%s valid %s … %s, current: %v\n", m.ID, m.ValidFrom.Format(time.DateOnly), to, m.Visible)
+	}
+	// Output:
+	// react-17.0 valid 2023-01-01 … 2024-01-01, current: false
+	// react-18.2 valid 2024-01-01 … 2025-01-01, current: false
+	// react-19.1 valid 2025-01-01 … now, current: true
+}

@@ -1,0 +1,174 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// RescoreCandidate is one candidate that came from another vector store
+// (Qdrant, Milvus, pgvector, …), with the metadata tidemark scores.
+type RescoreCandidate struct {
+	// Memory carries the candidate's id, kind, source, profile, windows,
+	// times, counters and DependsOn (its degree); its Vector, when set, is
+	// compared with the query. The engine-filled fields are ignored,
+	// except Status.
+	Memory Memory
+	// Sim is the store's cosine similarity to the query, used when
+	// Memory.Vector is nil (HasSim must then be true).
+	Sim    float64
+	HasSim bool
+}
+
+// RescoreRequest asks for tidemark's ranking of foreign candidates.
+type RescoreRequest struct {
+	// Vector is the query embedding; needed when a candidate has a vector.
+	Vector     []float32
+	Candidates []RescoreCandidate
+	// K is the number of hits (0: every kept candidate, at most MaxK).
+	K int
+	// Params are the scoring parameters (default the tidemark preset).
+	Params *temporal.Params
+	// HalfLife is the half-life in days of a candidate without a profile
+	// (default 30).
+	HalfLife float64
+	// Now, AsOf and AsOfTx are as in SearchRequest.
+	Now, AsOf, AsOfTx time.Time
+}
+
+// MaxRescoreCandidates bounds one Rescore.
+const MaxRescoreCandidates = kernels.MaxRescoreCandidates
+
+// Rescore ranks candidates from another vector store by tidemark's fused
+// score, without storing them: masks (a candidate outside its valid window
+// at the query's time, or not recorded by its transaction time, is removed
+// with a reason code), decay by profile, validity, confidence from the
+// source's authority and the counters, the relational signal from
+// DependsOn. Every hit carries its signals. Every input is validated
+// first; nothing is scored if any is bad.
+func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
+	if req == nil {
+		return nil, fmt.Errorf("%w: nil RescoreRequest", ErrInvalid)
+	}
+	n := len(req.Candidates)
+	if n > MaxRescoreCandidates {
+		return nil, fmt.Errorf("%w: %d candidates, at most %d", ErrTooLarge, n, MaxRescoreCandidates)
+	}
+	if req.K < 0 || req.K > MaxK {
+		return nil, fmt.Errorf("%w: k = %d, want 0…%d", ErrInvalid, req.K, MaxK)
+	}
+	if !(req.HalfLife >= 0) || req.HalfLife > 1e9 {
+		return nil, fmt.Errorf("%w: half-life %v", ErrInvalid, req.HalfLife)
+	}
+	halfLife := req.HalfLife
+	if halfLife == 0 {
+		halfLife = temporal.SmartVectorHalfLife
+	}
+	params := temporal.Preset(temporal.MethodTidemark)
+	if req.Params != nil {
+		params = *req.Params
+	}
+	params.AdaptiveDecay = false
+	if err := params.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	for _, t := range []struct {
+		t    time.Time
+		what string
+	}{{req.Now, "now"}, {req.AsOf, "as_of"}, {req.AsOfTx, "as_of_tx"}} {
+		if err := validTime(t.t, t.what); err != nil {
+			return nil, err
+		}
+	}
+	now := req.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	at, tx := now, now
+	if !req.AsOf.IsZero() {
+		at = req.AsOf
+	}
+	if !req.AsOfTx.IsZero() {
+		tx = req.AsOfTx
+	}
+	// The float32 clock of the fused stage starts at the query's day.
+	epoch := days(now.UTC().Truncate(24*time.Hour), 0)
+	rel := func(t time.Time, open float64) float64 {
+		if t.IsZero() {
+			return open
+		}
+		return float64(float32(days(t, 0) - epoch))
+	}
+	tq := temporal.Query{At: rel(at, 0), TxAt: rel(tx, 0)}
+	cands := make([]kernels.RescoreCandidate, n)
+	seen := make(map[string]bool, n)
+	for i := range req.Candidates {
+		rc := &req.Candidates[i]
+		m := &rc.Memory
+		if err := m.validate(DefaultMaxTextBytes); err != nil {
+			return nil, fmt.Errorf("candidate %d (%q): %w", i, m.ID, err)
+		}
+		if seen[m.ID] {
+			return nil, fmt.Errorf("%w: candidate %d: id %q appears twice", ErrInvalid, i, m.ID)
+		}
+		seen[m.ID] = true
+		if _, err := m.Status.MarshalText(); err != nil {
+			return nil, fmt.Errorf("%w: candidate %d: status %d is unknown", ErrInvalid, i, m.Status)
+		}
+		hl, floor := halfLife, 0.0
+		if m.Profile != "" {
+			hl, floor = temporal.ProfileFor(m.Profile).HalfLife, temporal.DecayFloor(m.Profile, m.Kind)
+		}
+		created := m.Created
+		switch {
+		case !created.IsZero():
+		case !m.ValidFrom.IsZero():
+			created = m.ValidFrom
+		case !m.RecordedAt.IsZero():
+			created = m.RecordedAt
+		default:
+			created = now
+		}
+		c := temporal.Candidate{ID: uint64(i), Kind: m.Kind, Status: m.Status,
+			CreatedAt: rel(created, 0),
+			Valid:     temporal.Window{From: rel(m.ValidFrom, -temporal.Open), To: rel(m.ValidTo, temporal.Open)},
+			Recorded:  temporal.Window{From: rel(m.RecordedAt, -temporal.Open), To: temporal.Open},
+			HalfLife:  hl, Floor: floor, Lambda: temporal.Lambda(hl),
+			BaseConfidence: m.Source.Authority(), ConfidenceFrom: rel(created, 0),
+			Access: float64(m.Access), Positive: float64(m.Positive), Negative: float64(m.Negative),
+			Degree: float64(len(m.DependsOn))}
+		cands[i] = kernels.RescoreCandidate{Vector: m.Vector, Sim: rc.Sim, HasSim: rc.HasSim, Meta: c}
+	}
+	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Query: req.Vector, Candidates: cands, Time: tq, Params: params, K: req.K})
+	if err != nil {
+		return nil, mapKernelErr(err)
+	}
+	res := &SearchResult{Plan: PlanExact, Candidates: n}
+	for _, e := range rr.Ranked {
+		m := req.Candidates[e.ID].Memory
+		m.Vector = nil
+		sig := e.Signals
+		res.Hits = append(res.Hits, Hit{ID: m.ID, Score: e.Score, Confidence: sig.Confidence, Memory: m, Signals: &sig})
+	}
+	for _, r := range rr.Removed {
+		res.Removed = append(res.Removed, Removed{ID: req.Candidates[r.ID].Memory.ID, Reason: r.Reason})
+	}
+	return res, nil
+}
+
+// mapKernelErr puts a fused-stage error under this package's sentinels.
+func mapKernelErr(err error) error {
+	switch {
+	case errors.Is(err, kernels.ErrDimension):
+		return fmt.Errorf("%w: %w", ErrDimension, err)
+	case errors.Is(err, kernels.ErrNotFinite), errors.Is(err, kernels.ErrZeroVector):
+		return fmt.Errorf("%w: %w", ErrNotFinite, err)
+	case errors.Is(err, kernels.ErrInvalid):
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return err
+}
