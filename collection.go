@@ -44,8 +44,12 @@ type Collection struct {
 	// aliasHash holds the content hash of each id folded into another row.
 	aliasHash map[string][sha256.Size]byte
 	visible   int
-	lastTx    float64 // the latest transaction time written, days
+	lastTx    float64 // the latest transaction time written or given, days
 	dropped   bool
+	// rippleSeeds are the memories superseded since the last consolidation
+	// run, in order; audit is every consolidation edit.
+	rippleSeeds []int
+	audit       []AuditEntry
 }
 
 type docChunk struct {
@@ -83,6 +87,12 @@ type row struct {
 
 	halfLife, floor, c0                float64
 	access, positive, negative, degree float64
+	// penalty is the base confidence taken by ripples (c0 = authority −
+	// penalty); review lists the changed memories a ripple flagged this
+	// one against, contradicts the memories consolidation found it
+	// contradicting.
+	penalty             float64
+	review, contradicts []int
 }
 
 // days converts t to days since the Unix epoch; the zero time is open.
@@ -268,6 +278,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 func (m *Memory) clearEngineFields() {
 	m.Beliefs, m.Status, m.Visible = nil, 0, false
 	m.SupersededBy, m.Supersedes, m.Aliases = "", nil, nil
+	m.Contradicts, m.Review, m.Penalty = nil, nil, 0
 }
 
 // checkVector checks a vector's length and values.

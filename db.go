@@ -44,6 +44,11 @@ type DB struct {
 	ckptRunning atomic.Bool
 	bg          sync.WaitGroup
 	lastCkptErr atomic.Value // error of the last background checkpoint
+
+	stop        chan struct{} // closed by Close: background work ends
+	lastConsMu  sync.Mutex
+	lastCons    []ConsolidationReport
+	lastConsErr error
 }
 
 // RecoveryInfo says what Open found.
@@ -89,7 +94,47 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, err
 	}
 	db.info.Duration = time.Since(start)
+	db.stop = make(chan struct{})
+	if o.ConsolidateEvery > 0 {
+		db.bg.Add(1)
+		go db.consolidateLoop(o.ConsolidateEvery)
+	}
 	return db, nil
+}
+
+// consolidateLoop runs Consolidate every interval until Close.
+func (db *DB) consolidateLoop(every time.Duration) {
+	defer db.bg.Done()
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-db.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		reps, err := db.Consolidate(ctx, nil)
+		cancel()
+		db.lastConsMu.Lock()
+		db.lastCons, db.lastConsErr = reps, err
+		db.lastConsMu.Unlock()
+	}
+}
+
+// LastConsolidation returns the reports and error of the last background
+// consolidation run (Options.ConsolidateEvery), or nil, nil before one.
+func (db *DB) LastConsolidation() ([]ConsolidationReport, error) {
+	db.lastConsMu.Lock()
+	defer db.lastConsMu.Unlock()
+	return slices.Clone(db.lastCons), db.lastConsErr
 }
 
 func mapStoreErr(err error) error {
@@ -262,6 +307,13 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
 		return nil, c.applyFeedback(rec.id, rec.positive, rec.negative)
+	case recConsolidate:
+		c := db.lookup(rec.coll)
+		if c == nil {
+			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+		}
+		c.applyConsolidate(rec.edits, rec.seeds, seq, tx)
+		return seq, nil
 	}
 	return nil, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
 }
@@ -379,6 +431,7 @@ func (db *DB) Close() error {
 	}
 	db.closed = true
 	db.mu.Unlock()
+	close(db.stop)
 	db.calls.Wait()
 	db.bg.Wait()
 	var err error
@@ -501,6 +554,7 @@ const (
 	recDrop
 	recPut
 	recFeedback
+	recConsolidate
 )
 
 type record struct {
@@ -511,6 +565,8 @@ type record struct {
 	mems               []Memory          // recPut
 	id                 string            // recFeedback
 	positive, negative int64
+	edits              []edit // recConsolidate
+	seeds              int
 }
 
 const recordVersion = 1
@@ -533,6 +589,8 @@ func (r *record) encode() []byte {
 		w.String(r.id)
 		w.Varint(r.positive)
 		w.Varint(r.negative)
+	case recConsolidate:
+		encodeEdits(&w, r.edits, r.seeds)
 	}
 	return w.B
 }
@@ -559,6 +617,8 @@ func decodeRecord(b []byte) (*record, error) {
 		r.id = rd.String(MaxIDBytes)
 		r.positive = rd.Int(0, MaxCounter)
 		r.negative = rd.Int(0, MaxCounter)
+	case recConsolidate:
+		r.edits, r.seeds = decodeEdits(rd)
 	default:
 		rd.Fail(fmt.Errorf("unknown record type %d", r.typ))
 	}

@@ -68,6 +68,11 @@ type Memory struct {
 	// Aliases are the ids of later writes folded into this memory as
 	// duplicates.
 	Aliases []string
+	// Contradicts lists the memories consolidation found this one
+	// contradicting; Review the changed dependencies a ripple flagged it
+	// against; Penalty the base confidence the ripples took.
+	Contradicts, Review []string
+	Penalty             float64
 }
 
 // Belief is one bi-temporal belief about a memory: its valid window, as

@@ -39,6 +39,10 @@ type Options struct {
 	NoSync bool
 	// Backend is the fused scoring stage (default kernels.DefaultCPU()).
 	Backend kernels.Backend
+	// ConsolidateEvery runs DB.Consolidate in the background at this
+	// interval (default 0: never; call Consolidate). A run's error is kept
+	// for DB.LastConsolidation.
+	ConsolidateEvery time.Duration
 }
 
 // Defaults of Options.
@@ -62,6 +66,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: Options.MaxTextBytes = %d, want ≥ 0", ErrOptions, o.MaxTextBytes)
 	case o.MaxRecordBytes < 0 || o.MaxRecordBytes > 1<<30:
 		return fmt.Errorf("%w: Options.MaxRecordBytes = %d, want 0…1 GiB", ErrOptions, o.MaxRecordBytes)
+	case o.ConsolidateEvery < 0:
+		return fmt.Errorf("%w: Options.ConsolidateEvery = %v, want ≥ 0", ErrOptions, o.ConsolidateEvery)
 	}
 	return nil
 }

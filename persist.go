@@ -128,6 +128,13 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 			h := c.aliasHash[a]
 			f.B = append(f.B, h[:]...)
 		}
+		f.Float64(r.penalty)
+		for _, l := range [][]int{r.review, r.contradicts} {
+			f.Uvarint(uint64(len(l)))
+			for _, o := range l {
+				f.Uvarint(uint64(o))
+			}
+		}
 		if err := writeFrame(w, f.B); err != nil {
 			return err
 		}
@@ -149,6 +156,22 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	for _, p := range pairs {
 		f.Uvarint(uint64(p[0]))
 		f.Uvarint(uint64(p[1]))
+	}
+	f.Uvarint(uint64(len(c.rippleSeeds)))
+	for _, r := range c.rippleSeeds {
+		f.Uvarint(uint64(r))
+	}
+	f.Uvarint(uint64(len(c.audit)))
+	for _, a := range c.audit {
+		f.Uvarint(a.Seq)
+		f.Time(a.Time)
+		f.Byte(byte(a.Rule))
+		f.String(a.ID)
+		f.String(a.Other)
+		f.Byte(byte(a.From))
+		f.Byte(byte(a.To))
+		f.Float64(a.Penalty)
+		f.String(a.Reason)
 	}
 	if err := writeFrame(w, f.B); err != nil {
 		return err
@@ -252,6 +275,12 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 			rw.aliases = append(rw.aliases, a)
 			c.aliasHash[a] = h
 		}
+		rw.penalty = fr.Float64()
+		for _, l := range []*[]int{&rw.review, &rw.contradicts} {
+			for range fr.Count(1<<30, 1) {
+				*l = append(*l, int(fr.Int64Max(int64(nrows)-1)))
+			}
+		}
 		if fr.Err() == nil && (fr.Len() != 0 || len(vec) != opts.Dim || ns == 0) {
 			fr.Fail(fmt.Errorf("row %d: %d trailing bytes, %d dimensions, %d beliefs", j, fr.Len(), len(vec), ns))
 		}
@@ -283,6 +312,14 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	for range fr.Count(1<<40, 2) {
 		a, b := int(fr.Int64Max(int64(nrows)-1)), int(fr.Int64Max(int64(nrows)-1))
 		c.deps[[2]int{a, b}] = true
+	}
+	for range fr.Count(1<<40, 1) {
+		c.rippleSeeds = append(c.rippleSeeds, int(fr.Int64Max(int64(nrows)-1)))
+	}
+	for range fr.Count(1<<40, 8) {
+		a := AuditEntry{Seq: fr.Uvarint(), Time: fr.Time(), Rule: Rule(fr.Byte()), ID: fr.String(MaxIDBytes), Other: fr.String(MaxIDBytes),
+			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(64)}
+		c.audit = append(c.audit, a)
 	}
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())
@@ -316,7 +353,7 @@ func (c *Collection) derive(r *row) {
 	if r.mem.Profile != "" {
 		r.halfLife, r.floor = temporal.ProfileFor(r.mem.Profile).HalfLife, temporal.DecayFloor(r.mem.Profile, r.mem.Kind)
 	}
-	r.c0 = r.mem.Source.Authority()
+	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 	r.doc = docChunk{}
 	if r.mem.DocID != "" {
 		r.doc = docChunk{r.mem.DocID, r.mem.Chunk}

@@ -467,6 +467,13 @@ func (c *Collection) memory(j int) Memory {
 		m.Supersedes = append(m.Supersedes, c.rows[o].mem.ID)
 	}
 	m.Aliases = slices.Clone(r.aliases)
+	for _, o := range r.contradicts {
+		m.Contradicts = append(m.Contradicts, c.rows[o].mem.ID)
+	}
+	for _, o := range r.review {
+		m.Review = append(m.Review, c.rows[o].mem.ID)
+	}
+	m.Penalty = r.penalty
 	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)
 	return m
 }

@@ -294,6 +294,9 @@ func (c *Collection) supersede(old, nw int, touched map[int]bool) {
 		o.visible = false
 		c.visible--
 	}
+	if !o.superseded {
+		c.rippleSeeds = append(c.rippleSeeds, old)
+	}
 	o.superseded, o.supersededBy, o.status = true, nw, temporal.Deprecated
 	n.supersedes = append(n.supersedes, old)
 	_ = c.links.SetVisible(uint64(old), false)

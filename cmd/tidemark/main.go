@@ -30,7 +30,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw)", runBench},
+		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw), bench engine (writes, recovery)", runBench},
+		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},
 		{"version", "print the version", runVersion},

@@ -1,0 +1,392 @@
+package tidemark
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Consolidation (SmartVector §6, All-Mem §3.3): a run reads the ledger,
+// decides a list of edits, logs them as one record and applies them like a
+// Put, so that recovery replays exactly the same edits and every edit is
+// an audit entry. Nothing is deleted: memories leave the visible surface
+// for the archive index, confidences are penalised, links are added.
+
+// Rule names the consolidation rule behind an edit.
+type Rule uint8
+
+const (
+	// RuleLifecycle: a status change from the live confidence
+	// (temporal.NextStatus: active ↔ dormant at the dormant threshold,
+	// unconsolidated → active).
+	RuleLifecycle Rule = iota
+	// RuleExpired: a memory whose valid window ended leaves the surface.
+	RuleExpired
+	// RuleSameKey: two versions of one fact key with different objects are
+	// flagged as contradicting each other (the newer one superseded the
+	// older when it was written).
+	RuleSameKey
+	// RuleRipple: a memory depending (directly or at the second hop) on a
+	// superseded memory loses γ/(d+1) of its base confidence and is
+	// flagged for review (SmartVector §6.3).
+	RuleRipple
+	numRules
+)
+
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple"}
+
+func (r Rule) String() string {
+	if r < numRules {
+		return ruleNames[r]
+	}
+	return fmt.Sprintf("Rule(%d)", r)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (r Rule) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// edit is one consolidation change; Value is the new status (lifecycle)
+// or the penalty (ripple); Other the memory it relates to.
+type edit struct {
+	rule       Rule
+	row, other int
+	value      float64
+}
+
+// AuditEntry is one consolidation edit as the audit log keeps it.
+type AuditEntry struct {
+	// Seq is the log record of the run; Time its transaction time.
+	Seq  uint64
+	Time time.Time
+	Rule Rule
+	// ID is the memory changed; Other the memory that caused it (the
+	// changed dependency of a ripple, the other side of a contradiction).
+	ID, Other string
+	// From and To are the statuses of a lifecycle change; Penalty the
+	// base-confidence penalty of a ripple; Depth its hop.
+	From, To temporal.Status
+	Penalty  float64
+	// Reason is a machine-readable reason code.
+	Reason string
+}
+
+// ConsolidationReport says what one run did.
+type ConsolidationReport struct {
+	Collection string
+	// Seq is the log record holding the run's edits (0 when there were
+	// none and nothing was logged).
+	Seq uint64
+	// Promoted, Dormant and Reactivated count lifecycle changes; Expired
+	// the memories moved off the surface; Contradictions the pairs
+	// flagged; Ripples the memories penalised.
+	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
+	// Orphans lists superseded memories that no current memory reaches
+	// through version links (All-Mem's no-orphan invariant); empty unless
+	// something is broken.
+	Orphans []string
+	// Truncated is true when the run stopped at MaxEdits; the next run
+	// continues.
+	Truncated bool
+	Duration  time.Duration
+}
+
+// ConsolidateOptions bound one run. A nil pointer means the defaults.
+type ConsolidateOptions struct {
+	// Now is the time the run judges confidence and expiry at (default the
+	// DB's clock).
+	Now time.Time
+	// MaxEdits bounds the edits of one run (default 100000); the rest
+	// waits for the next run.
+	MaxEdits int
+	// Ripple bounds ripple propagation (default temporal.DefaultRipple():
+	// γ = 0.15, D_max = 2; FanOut 0 is replaced by 64).
+	Ripple *temporal.RippleParams
+}
+
+// Consolidate runs one consolidation cycle over every collection.
+func (db *DB) Consolidate(ctx context.Context, opts *ConsolidateOptions) ([]ConsolidationReport, error) {
+	var out []ConsolidationReport
+	for _, c := range db.snapshotColls() {
+		r, err := c.Consolidate(ctx, opts)
+		if err != nil {
+			return out, fmt.Errorf("collection %q: %w", c.name, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Consolidate runs one consolidation cycle (SmartVector §6.4): live
+// confidence recomputed and the lifecycle stepped (active ↔ dormant at the
+// dormant threshold, unconsolidated → active), memories whose valid
+// window has ended moved off the surface, versions of a fact key with
+// different objects flagged as contradicting, ripples from the memories
+// superseded since the last run propagated along depended_by (penalty
+// γ/(d+1), d < D_max, a fan-out cap), then the no-orphan invariant
+// checked. The plan is made under a read lock (searches go on), logged as
+// one record, and applied in log order like a write.
+func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) (ConsolidationReport, error) {
+	start := time.Now()
+	rep := ConsolidationReport{Collection: c.name}
+	if err := c.db.usable(); err != nil {
+		return rep, err
+	}
+	o := ConsolidateOptions{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now.IsZero() {
+		o.Now = c.db.opts.Clock()
+	}
+	if err := validTime(o.Now, "now"); err != nil {
+		return rep, err
+	}
+	if o.MaxEdits <= 0 {
+		o.MaxEdits = 100000
+	}
+	rp := temporal.DefaultRipple()
+	if o.Ripple != nil {
+		rp = *o.Ripple
+	}
+	if rp.FanOut == 0 {
+		rp.FanOut = 64
+	}
+	if !(rp.Gamma >= 0 && rp.Gamma <= 1) || rp.MaxDepth < 0 || rp.MaxDepth > 16 || rp.FanOut < 0 {
+		return rep, fmt.Errorf("%w: ripple parameters %+v", ErrInvalid, rp)
+	}
+	edits, seeds, truncated, err := c.plan(ctx, days(o.Now, 0), rp, o.MaxEdits)
+	if err != nil {
+		return rep, err
+	}
+	rep.Truncated = truncated
+	if len(edits) > 0 || seeds > 0 {
+		res, err := c.db.commit(ctx, &record{typ: recConsolidate, coll: c.name, edits: edits, seeds: seeds})
+		if err != nil {
+			return rep, err
+		}
+		if seq, ok := res.(uint64); ok {
+			rep.Seq = seq
+		}
+	}
+	for _, e := range edits {
+		switch e.rule {
+		case RuleLifecycle:
+			switch temporal.Status(e.value) {
+			case temporal.Dormant:
+				rep.Dormant++
+			case temporal.Active:
+				if e.other == int(temporal.Unconsolidated) {
+					rep.Promoted++
+				} else {
+					rep.Reactivated++
+				}
+			}
+		case RuleExpired:
+			rep.Expired++
+		case RuleSameKey:
+			rep.Contradictions++
+		case RuleRipple:
+			rep.Ripples++
+		}
+	}
+	rep.Orphans = c.Orphans()
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+// plan decides a run's edits at time now (days) and how many ripple
+// seeds it consumes.
+func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, maxEdits int) (edits []edit, seeds int, truncated bool, err error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.dropped {
+		return nil, 0, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	cp := temporal.Preset(c.opts.Method).Confidence
+	full := func() bool {
+		if len(edits) >= maxEdits {
+			truncated = true
+		}
+		return truncated
+	}
+	// 1. Live confidence and the lifecycle; 5. promotion (NextStatus does
+	// both, a promoted memory being judged for dormancy on the next run).
+	for j := range c.rows {
+		if j%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, false, err
+			}
+		}
+		r := &c.rows[j]
+		if !r.visible || full() {
+			continue
+		}
+		conf := temporal.Confidence(cp, r.c0, now-r.created, r.positive, r.negative, r.access)
+		if next := temporal.NextStatus(r.status, conf, cp); next != r.status {
+			edits = append(edits, edit{rule: RuleLifecycle, row: j, other: int(r.status), value: float64(next)})
+		}
+		// Expired: the current belief's window has ended.
+		if st := r.states[len(r.states)-1]; st.valid.To <= now && !full() {
+			edits = append(edits, edit{rule: RuleExpired, row: j})
+		}
+	}
+	// 2. Contradictions of one fact key: neighbours in the chain with
+	// different objects, flagged once (sorted: map order must not reach
+	// the log).
+	var sk []edit
+	for _, chain := range c.byKey {
+		for i := 1; i < len(chain); i++ {
+			a, b := chain[i], chain[i-1]
+			if !slices.Contains(c.rows[a].contradicts, b) &&
+				temporal.NormalizeObject(c.rows[a].mem.Object) != temporal.NormalizeObject(c.rows[b].mem.Object) {
+				sk = append(sk, edit{rule: RuleSameKey, row: a, other: b})
+			}
+		}
+	}
+	slices.SortFunc(sk, func(x, y edit) int { return cmp.Or(cmp.Compare(x.row, y.row), cmp.Compare(x.other, y.other)) })
+	for _, e := range sk {
+		if full() {
+			break
+		}
+		edits = append(edits, e)
+	}
+	// 4. Ripples from the memories superseded since the last run.
+	dependedBy := func(k uint64) []uint64 { return c.links.Neighbors(k, index.LinkDependedBy) }
+	for _, seed := range c.rippleSeeds {
+		if full() {
+			break
+		}
+		for _, h := range temporal.Ripple(rp, uint64(seed), dependedBy) {
+			edits = append(edits, edit{rule: RuleRipple, row: int(h.ID), other: seed, value: h.Penalty})
+		}
+		seeds++
+	}
+	return edits, seeds, truncated, nil
+}
+
+// applyConsolidate applies a run's edits (in log order).
+func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx float64) {
+	c.mu.Lock()
+	if c.dropped {
+		c.mu.Unlock()
+		return
+	}
+	var leave []int
+	at := fromDays(tx)
+	for _, e := range edits {
+		if e.row < 0 || e.row >= len(c.rows) || e.other >= len(c.rows) && e.rule != RuleLifecycle {
+			continue // cannot happen for a record this build wrote
+		}
+		r := &c.rows[e.row]
+		a := AuditEntry{Seq: seq, Time: at, Rule: e.rule, ID: r.mem.ID}
+		switch e.rule {
+		case RuleLifecycle:
+			a.From, a.To = r.status, temporal.Status(e.value)
+			a.Reason = "CONFIDENCE_" + a.To.String()
+			r.status = a.To
+		case RuleExpired:
+			a.Reason = "EXPIRED"
+			if !r.visible {
+				continue
+			}
+			r.visible = false
+			c.visible--
+			r.status = temporal.Archived
+			_ = c.links.SetVisible(uint64(e.row), false)
+			leave = append(leave, e.row)
+		case RuleSameKey:
+			a.Other, a.Reason = c.rows[e.other].mem.ID, "CONTRADICTS_SAME_KEY"
+			r.contradicts = append(r.contradicts, e.other)
+			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
+			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
+		case RuleRipple:
+			a.Other, a.Penalty, a.Reason = c.rows[e.other].mem.ID, e.value, "DEPENDENCY_CHANGED"
+			r.penalty += e.value
+			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
+			if !slices.Contains(r.review, e.other) {
+				r.review = append(r.review, e.other)
+			}
+		}
+		c.syncCounters(e.row)
+		c.audit = append(c.audit, a)
+	}
+	c.rippleSeeds = c.rippleSeeds[min(seeds, len(c.rippleSeeds)):]
+	vecs := make(map[int][]float32, len(leave))
+	for _, r := range leave {
+		b := c.rows[r].beliefs[0]
+		vecs[r] = c.batch.Vectors[b*c.opts.Dim : (b+1)*c.opts.Dim]
+	}
+	c.mu.Unlock()
+	for _, r := range leave {
+		_ = c.surface.Delete(uint64(r))
+	}
+	insertAll(c.archive, leave, vecs)
+}
+
+// Orphans returns the superseded memories that no current memory reaches
+// through version links — All-Mem's no-orphan invariant, which must hold
+// (the list is empty) after every write and run. Memories archived
+// because their window ended have no successor; the archive index keeps
+// them reachable instead.
+func (c *Collection) Orphans() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []string
+	for _, k := range c.links.Orphans() {
+		if j := int(k); j < len(c.rows) && c.rows[j].superseded {
+			out = append(out, c.rows[j].mem.ID)
+		}
+	}
+	return out
+}
+
+// Audit returns the consolidation edits recorded since seq (0: all), in
+// order.
+func (c *Collection) Audit(ctx context.Context, since uint64) ([]AuditEntry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	i, _ := slices.BinarySearchFunc(c.audit, since+1, func(a AuditEntry, s uint64) int {
+		switch {
+		case a.Seq < s:
+			return -1
+		case a.Seq > s:
+			return 1
+		}
+		return 0
+	})
+	return slices.Clone(c.audit[i:]), nil
+}
+
+func encodeEdits(w *wire.Writer, edits []edit, seeds int) {
+	w.Uvarint(uint64(seeds))
+	w.Uvarint(uint64(len(edits)))
+	for _, e := range edits {
+		w.Byte(byte(e.rule))
+		w.Uvarint(uint64(e.row))
+		w.Varint(int64(e.other))
+		w.Float64(e.value)
+	}
+}
+
+func decodeEdits(r *wire.Reader) ([]edit, int) {
+	seeds := r.Count(1<<40, 0)
+	n := r.Count(1<<30, 4)
+	edits := make([]edit, 0, n)
+	for range n {
+		e := edit{rule: Rule(r.Byte()), row: int(r.Int64Max(1 << 40)), other: int(r.Int(-1, 1<<40)), value: r.Float64()}
+		if e.rule >= numRules {
+			r.Fail(fmt.Errorf("unknown consolidation rule %d", e.rule))
+		}
+		edits = append(edits, e)
+	}
+	return edits, seeds
+}

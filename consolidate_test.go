@@ -1,0 +1,221 @@
+package tidemark
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// SmartVector's lifecycle: promotion on the first run, dormancy when the
+// live confidence falls below 0.15 (a tech doc, C0 = 0.85, reaches 0.106
+// at 90 days), reactivation by feedback, deprecated memories left alone;
+// every change is an audit entry, and all of it survives a crash.
+func TestConsolidateLifecycle(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	db := openTest(t, dir, &Options{Clock: func() time.Time { return clock }})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "doc", Text: "how to deploy", Vector: unit(4, 0), Source: temporal.SourceTechDoc, Created: t0},
+		{ID: "old", Text: "limit 1", Vector: unit(4, 1), Subject: "api", Relation: "limit", Object: "1", Created: t0},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(time.Minute)
+	if _, err := c.Put(ctx, []Memory{{ID: "new", Text: "limit 2", Vector: unit(4, 1), Subject: "api", Relation: "limit", Object: "2", Created: t0}}); err != nil {
+		t.Fatal(err)
+	}
+	status := func(id string) temporal.Status {
+		m, err := c.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Status
+	}
+	run := func(day int) ConsolidationReport {
+		t.Helper()
+		r, err := c.Consolidate(ctx, &ConsolidateOptions{Now: t0.AddDate(0, 0, day)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Orphans) > 0 {
+			t.Fatalf("orphans %v", r.Orphans)
+		}
+		return r
+	}
+	if r := run(1); r.Promoted != 2 || r.Contradictions != 1 || status("doc") != temporal.Active || status("old") != temporal.Deprecated {
+		t.Fatalf("day 1: %+v; doc %v, old %v", r, status("doc"), status("old"))
+	}
+	// "new" (unknown source, C0 = 0.20) is at 0.05 by day 60.
+	if r := run(60); r.Dormant != 1 || status("doc") != temporal.Active || status("new") != temporal.Dormant { // doc: 0.2125 ≥ 0.15
+		t.Fatalf("day 60: %+v, doc %v", r, status("doc"))
+	}
+	if r := run(90); r.Dormant != 1 || status("doc") != temporal.Dormant { // 0.106 < 0.15
+		t.Fatalf("day 90: %+v, doc %v", r, status("doc"))
+	}
+	for range 2 { // +0.06 → 0.166
+		if err := c.Feedback(ctx, "doc", true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := run(90); r.Reactivated != 1 || status("doc") != temporal.Active {
+		t.Fatalf("day 90 after feedback: %+v, doc %v", r, status("doc"))
+	}
+	if r := run(91); r.Seq != 0 || r.Promoted+r.Dormant+r.Reactivated+r.Contradictions != 0 {
+		t.Fatalf("a run with nothing to do logged %+v", r)
+	}
+	audit, err := c.Audit(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range audit {
+		got = append(got, a.ID+":"+a.Rule.String()+":"+a.Reason)
+	}
+	want := []string{"doc:lifecycle:CONFIDENCE_active", "new:lifecycle:CONFIDENCE_active", "new:same_key:CONTRADICTS_SAME_KEY",
+		"new:lifecycle:CONFIDENCE_dormant", "doc:lifecycle:CONFIDENCE_dormant", "doc:lifecycle:CONFIDENCE_active"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("audit\n got %v\nwant %v", got, want)
+	}
+	if n, _ := c.Get(ctx, "new"); !slices.Equal(n.Contradicts, []string{"old"}) {
+		t.Fatalf("new contradicts %v", n.Contradicts)
+	}
+	// A crash: the edits come back from the log, the audit with them.
+	db.wal.Close()
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	if status("doc") != temporal.Active || status("new") != temporal.Dormant || status("old") != temporal.Deprecated {
+		t.Fatalf("after a crash: doc %v new %v old %v", status("doc"), status("new"), status("old"))
+	}
+	if a, _ := c.Audit(ctx, 0); len(a) != len(want) {
+		t.Fatalf("audit after a crash: %d entries, want %d", len(a), len(want))
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := c.Audit(ctx, audit[3].Seq); len(a) != 2 {
+		t.Fatalf("audit since seq %d: %v", audit[2].Seq, a)
+	}
+}
+
+// Ripple propagation (SmartVector §6.3): a → b → c → d along depended_by;
+// superseding a costs b 0.15 and c 0.075 of their base confidence, and
+// stops there: depth 2, not 3.
+func TestConsolidateRipple(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	src := temporal.SourcePolicy // C0 0.90
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "sky", Text: "the sky is blue", Vector: unit(4, 0), Source: src, Subject: "sky", Relation: "color", Object: "blue"},
+		{ID: "atmosphere", Text: "atmospheric model", Vector: unit(4, 1), Source: src, DependsOn: []string{"sky"}},
+		{ID: "sensor", Text: "sensor calibration", Vector: unit(4, 2), Source: src, DependsOn: []string{"atmosphere"}},
+		{ID: "report", Text: "weekly report", Vector: unit(4, 3), Source: src, DependsOn: []string{"sensor"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "sky-2", Text: "the sky is green", Vector: unit(4, 0), Source: src, Subject: "sky", Relation: "color", Object: "green"}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Consolidate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Ripples != 2 {
+		t.Fatalf("%d ripples, want 2: %+v", r.Ripples, r)
+	}
+	for id, pen := range map[string]float64{"atmosphere": 0.15, "sensor": 0.075, "report": 0} {
+		m, _ := c.Get(ctx, id)
+		if math.Abs(m.Penalty-pen) > 1e-12 {
+			t.Errorf("%s: penalty %v, want %v", id, m.Penalty, pen)
+		}
+		if (pen > 0) != slices.Equal(m.Review, []string{"sky"}) {
+			t.Errorf("%s: review %v", id, m.Review)
+		}
+	}
+	// The penalty lowers the live confidence searches report.
+	res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 1), K: 1})
+	if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "atmosphere" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if c0 := 0.90 - 0.15; res.Hits[0].Confidence > c0+1e-9 {
+		t.Fatalf("atmosphere's confidence %v above its penalised C0 %v", res.Hits[0].Confidence, c0)
+	}
+	// The seed is consumed: a second run ripples nothing.
+	if r, _ := c.Consolidate(ctx, nil); r.Ripples != 0 {
+		t.Fatalf("second run: %+v", r)
+	}
+}
+
+// An event whose window ends leaves the surface on the next run; a query
+// as of a time inside the window still finds it (archive index).
+func TestConsolidateExpired(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	db := openTest(t, t.TempDir(), &Options{Clock: func() time.Time { return clock }})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, ExactThreshold: 1})
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "sale", Text: "spring sale", Vector: unit(4, 0), Kind: temporal.Event, ValidFrom: t0, ValidTo: t0.AddDate(0, 0, 7)},
+		{ID: "faq", Text: "faq", Vector: unit(4, 2)},
+		{ID: "faq2", Text: "faq 2", Vector: unit(4, 3)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	clock = t0.AddDate(0, 0, 10)
+	r, err := c.Consolidate(ctx, nil)
+	if err != nil || r.Expired != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if _, visible := c.Len(); visible != 2 {
+		t.Fatalf("%d visible, want 2", visible)
+	}
+	res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 0), AsOf: t0.AddDate(0, 0, 3), Plan: PlanANN})
+	if err != nil || len(res.Hits) == 0 || res.Hits[0].ID != "sale" {
+		t.Fatalf("as of the sale: %+v %v", res, err)
+	}
+	res, err = c.Search(ctx, &SearchRequest{Vector: unit(4, 0), Plan: PlanANN})
+	if err != nil || slices.ContainsFunc(res.Hits, func(h Hit) bool { return h.ID == "sale" }) {
+		t.Fatalf("now: %+v %v", res, err)
+	}
+	if m, _ := c.Get(ctx, "sale"); m.Status != temporal.Archived || m.Visible {
+		t.Fatalf("sale %+v", m)
+	}
+}
+
+// Options.ConsolidateEvery runs consolidation in the background, and
+// Close stops it.
+func TestConsolidateInBackground(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{ConsolidateEvery: 5 * time.Millisecond})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Text: "a", Vector: unit(4, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		m, _ := c.Get(ctx, "a")
+		if m.Status == temporal.Active {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no background run promoted the memory in 10 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if reps, err := db.LastConsolidation(); err != nil || len(reps) == 0 {
+		t.Fatalf("last consolidation: %v %v", reps, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
