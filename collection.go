@@ -50,6 +50,8 @@ type Collection struct {
 	// run, in order; audit is every consolidation edit.
 	rippleSeeds []int
 	audit       []AuditEntry
+	feedback    map[fbKey]fbState // per (memory, source) feedback limits
+	accesses    accessCounter     // retrievals not yet logged (own lock)
 }
 
 type docChunk struct {
@@ -149,6 +151,7 @@ func (c *Collection) resetMaps() {
 	c.byID, c.byText, c.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
 	c.byDoc, c.pending, c.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
 	c.aliasHash = map[string][sha256.Size]byte{}
+	c.feedback = map[fbKey]fbState{}
 }
 
 // Name returns the collection's name.

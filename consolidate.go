@@ -160,6 +160,10 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if !(rp.Gamma >= 0 && rp.Gamma <= 1) || rp.MaxDepth < 0 || rp.MaxDepth > 16 || rp.FanOut < 0 {
 		return rep, fmt.Errorf("%w: ripple parameters %+v", ErrInvalid, rp)
 	}
+	// Retrievals counted since the last run enter the confidence first.
+	if err := c.FlushAccess(ctx); err != nil {
+		return rep, err
+	}
 	edits, seeds, truncated, err := c.plan(ctx, days(o.Now, 0), rp, o.MaxEdits)
 	if err != nil {
 		return rep, err

@@ -306,7 +306,14 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
-		return nil, c.applyFeedback(rec.id, rec.positive, rec.negative)
+		return nil, c.applyFeedback(rec.id, rec.source, rec.positive, rec.negative, tx)
+	case recAccess:
+		c := db.lookup(rec.coll)
+		if c == nil {
+			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+		}
+		c.applyAccess(rec.access)
+		return nil, nil
 	case recConsolidate:
 		c := db.lookup(rec.coll)
 		if c == nil {
@@ -509,42 +516,6 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	return out, nil
 }
 
-// Feedback records a positive or negative judgement of a memory (the
-// ConfidenceEngine's counters, SmartVector §5); it is logged like a Put.
-func (c *Collection) Feedback(ctx context.Context, id string, positive bool) error {
-	c.mu.RLock()
-	_, ok := c.byID[id]
-	dropped := c.dropped
-	c.mu.RUnlock()
-	if !ok || dropped {
-		if err := c.db.usable(); err != nil {
-			return err
-		}
-		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
-	}
-	rec := &record{typ: recFeedback, coll: c.name, id: id}
-	if positive {
-		rec.positive = 1
-	} else {
-		rec.negative = 1
-	}
-	_, err := c.db.commit(ctx, rec)
-	return err
-}
-
-func (c *Collection) applyFeedback(id string, pos, neg int64) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	j, ok := c.byID[id]
-	if !ok || c.dropped {
-		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
-	}
-	c.rows[j].positive += float64(pos)
-	c.rows[j].negative += float64(neg)
-	c.syncCounters(j)
-	return nil
-}
-
 // The log record.
 
 type recType byte
@@ -555,6 +526,7 @@ const (
 	recPut
 	recFeedback
 	recConsolidate
+	recAccess
 )
 
 type record struct {
@@ -563,8 +535,9 @@ type record struct {
 	tx                 time.Time
 	opts               CollectionOptions // recCreate
 	mems               []Memory          // recPut
-	id                 string            // recFeedback
+	id, source         string            // recFeedback
 	positive, negative int64
+	access             []accessCount // recAccess
 	edits              []edit // recConsolidate
 	seeds              int
 }
@@ -587,8 +560,15 @@ func (r *record) encode() []byte {
 		}
 	case recFeedback:
 		w.String(r.id)
+		w.String(r.source)
 		w.Varint(r.positive)
 		w.Varint(r.negative)
+	case recAccess:
+		w.Uvarint(uint64(len(r.access)))
+		for _, a := range r.access {
+			w.Uvarint(uint64(a.row))
+			w.Uvarint(uint64(a.n))
+		}
 	case recConsolidate:
 		encodeEdits(&w, r.edits, r.seeds)
 	}
@@ -615,10 +595,16 @@ func decodeRecord(b []byte) (*record, error) {
 		}
 	case recFeedback:
 		r.id = rd.String(MaxIDBytes)
+		r.source = rd.String(MaxIDBytes)
 		r.positive = rd.Int(0, MaxCounter)
 		r.negative = rd.Int(0, MaxCounter)
 	case recConsolidate:
 		r.edits, r.seeds = decodeEdits(rd)
+	case recAccess:
+		n := rd.Count(1<<30, 2)
+		for range n {
+			r.access = append(r.access, accessCount{row: int(rd.Int64Max(1 << 40)), n: int(rd.Int64Max(MaxCounter))})
+		}
 	default:
 		rd.Fail(fmt.Errorf("unknown record type %d", r.typ))
 	}
@@ -634,7 +620,7 @@ func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
 	w.Float64(o.HalfLife)
 	w.Time(o.Epoch)
 	w.String(o.Embedder)
-	for _, x := range []int{o.ExactThreshold, o.Overfetch, o.M, o.EfConstruction, o.Ef, o.ExpandHops, o.ExpandBudget} {
+	for _, x := range []int{o.ExactThreshold, o.Overfetch, o.M, o.EfConstruction, o.Ef, o.ExpandHops, o.ExpandBudget, o.FeedbackPerDay, o.FeedbackPerSource} {
 		w.Uvarint(uint64(x))
 	}
 }
@@ -646,7 +632,7 @@ func decodeCollOpts(r *wire.Reader) CollectionOptions {
 	o.HalfLife = r.Float64()
 	o.Epoch = r.Time()
 	o.Embedder = r.String(64)
-	for _, p := range []*int{&o.ExactThreshold, &o.Overfetch, &o.M, &o.EfConstruction, &o.Ef, &o.ExpandHops, &o.ExpandBudget} {
+	for _, p := range []*int{&o.ExactThreshold, &o.Overfetch, &o.M, &o.EfConstruction, &o.Ef, &o.ExpandHops, &o.ExpandBudget, &o.FeedbackPerDay, &o.FeedbackPerSource} {
 		*p = r.Count(1<<30, 0)
 	}
 	if r.Err() == nil {

@@ -29,6 +29,10 @@ var (
 	// ErrCorrupt: the data directory holds a log or snapshot that fails
 	// its checks in a way a crash cannot explain.
 	ErrCorrupt = errors.New("tidemark: corrupt data")
+	// ErrRateLimited: feedback from a source past its limits for a
+	// memory (CollectionOptions.FeedbackPerDay, FeedbackPerSource); it is
+	// not counted.
+	ErrRateLimited = errors.New("tidemark: rate limited")
 	// ErrOptions: invalid Options or CollectionOptions.
 	ErrOptions = errors.New("tidemark: invalid options")
 )

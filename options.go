@@ -137,6 +137,12 @@ type CollectionOptions struct {
 	// brings archived versions into a historical query (defaults 8 and
 	// 256; see index.LinkGraph.Expand).
 	ExpandHops, ExpandBudget int
+	// FeedbackPerDay and FeedbackPerSource bound how much one feedback
+	// source can move one memory's confidence (SmartVector §11.2): at most
+	// FeedbackPerDay judgements per 24 hours of transaction time and
+	// FeedbackPerSource in all are counted (defaults 5 and 20); more is
+	// refused with ErrRateLimited.
+	FeedbackPerDay, FeedbackPerSource int
 }
 
 // Defaults of CollectionOptions.
@@ -145,6 +151,9 @@ const (
 	DefaultOverfetch      = 8
 	DefaultExpandHops     = 8
 	DefaultExpandBudget   = 256
+	// Feedback limits per (memory, source).
+	DefaultFeedbackPerDay    = 5
+	DefaultFeedbackPerSource = 20
 	MaxDim                = 1 << 16
 )
 
@@ -162,7 +171,8 @@ func (o *CollectionOptions) Validate() error {
 		return fmt.Errorf("%w: CollectionOptions.HalfLife = %v, want a finite number ≥ 0", ErrOptions, o.HalfLife)
 	case o.Embedder != "" && o.Embedder != "hashing":
 		return fmt.Errorf("%w: CollectionOptions.Embedder = %q, want \"\" or \"hashing\"", ErrOptions, o.Embedder)
-	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0:
+	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0,
+		o.FeedbackPerDay < 0, o.FeedbackPerSource < 0:
 		return fmt.Errorf("%w: CollectionOptions has a negative count", ErrOptions)
 	case o.Epoch.Year() > 9999:
 		return fmt.Errorf("%w: CollectionOptions.Epoch = %v", ErrOptions, o.Epoch)
@@ -198,6 +208,12 @@ func (o CollectionOptions) withDefaults(now time.Time) CollectionOptions {
 	}
 	if o.ExpandBudget == 0 {
 		o.ExpandBudget = DefaultExpandBudget
+	}
+	if o.FeedbackPerDay == 0 {
+		o.FeedbackPerDay = DefaultFeedbackPerDay
+	}
+	if o.FeedbackPerSource == 0 {
+		o.FeedbackPerSource = DefaultFeedbackPerSource
 	}
 	return o
 }

@@ -173,6 +173,16 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 		f.Float64(a.Penalty)
 		f.String(a.Reason)
 	}
+	keys := c.sortedFeedback()
+	f.Uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		st := c.feedback[k]
+		f.Uvarint(uint64(k.row))
+		f.String(k.source)
+		f.Uvarint(uint64(st.total))
+		f.Float64(st.since)
+		f.Uvarint(uint64(st.inDay))
+	}
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
@@ -320,6 +330,10 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 		a := AuditEntry{Seq: fr.Uvarint(), Time: fr.Time(), Rule: Rule(fr.Byte()), ID: fr.String(MaxIDBytes), Other: fr.String(MaxIDBytes),
 			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(64)}
 		c.audit = append(c.audit, a)
+	}
+	for range fr.Count(1<<40, 11) {
+		k := fbKey{row: int(fr.Int64Max(int64(nrows) - 1)), source: fr.String(MaxIDBytes)}
+		c.feedback[k] = fbState{total: int(fr.Int64Max(MaxCounter)), since: fr.Float64(), inDay: int(fr.Int64Max(MaxCounter))}
 	}
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())

@@ -88,6 +88,10 @@ type SearchRequest struct {
 	// Explain adds every hit's per-signal scores and the reason each
 	// removed candidate was removed.
 	Explain bool
+	// CountAccess counts the retrieval as an access of every hit
+	// (reconsolidation, SmartVector §3.3): the counts are logged by the
+	// next Consolidate or FlushAccess.
+	CountAccess bool
 }
 
 // Hit is one search result.
@@ -262,6 +266,17 @@ func (c *Collection) Search(ctx context.Context, req *SearchRequest) (*SearchRes
 	}
 	if err != nil {
 		return nil, err
+	}
+	if req.CountAccess && len(res.Hits) > 0 {
+		c.mu.RLock()
+		rows := make([]int, 0, len(res.Hits))
+		for _, h := range res.Hits {
+			if j, ok := c.byID[h.ID]; ok {
+				rows = append(rows, j)
+			}
+		}
+		c.mu.RUnlock()
+		c.accesses.add(rows)
 	}
 	return res, nil
 }
