@@ -538,7 +538,7 @@ type record struct {
 	id, source         string            // recFeedback
 	positive, negative int64
 	access             []accessCount // recAccess
-	edits              []edit // recConsolidate
+	edits              []edit        // recConsolidate
 	seeds              int
 }
 

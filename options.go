@@ -154,7 +154,7 @@ const (
 	// Feedback limits per (memory, source).
 	DefaultFeedbackPerDay    = 5
 	DefaultFeedbackPerSource = 20
-	MaxDim                = 1 << 16
+	MaxDim                   = 1 << 16
 )
 
 // Validate reports the first invalid field.
