@@ -19,15 +19,18 @@ import (
 // Collection is a set of memories of one dimension. Its methods are safe
 // for concurrent use; writes go through the DB's log in order.
 type Collection struct {
-	db        *DB
-	name      string
-	opts      CollectionOptions
-	epochDays float64
-	emb       *embed.Hashing // nil without an embedder
+	db          *DB
+	name        string
+	incarnation uint64 // the log sequence number of its create record
+	opts        CollectionOptions
+	epochDays   float64
+	emb         *embed.Hashing // nil without an embedder
 
 	// The indexes are safe for concurrent use on their own. Their contents
-	// change only while the DB applies a record (in log order); a search
-	// may see them a record ahead of the ledger, which the masks absorb.
+	// change only while the DB applies a record (in log order), after the
+	// ledger: a search may find the ledger a record ahead of them (a new
+	// memory not yet in the index, an archived one still in it), which
+	// the exact plan and the masks absorb.
 	surface *index.HNSW // the visible surface
 	archive *index.HNSW // everything that left the surface, for historical queries
 	links   *index.LinkGraph
@@ -51,7 +54,11 @@ type Collection struct {
 	rippleSeeds []int
 	audit       []AuditEntry
 	feedback    map[fbKey]fbState // per (memory, source) feedback limits
-	accesses    accessCounter     // retrievals not yet logged (own lock)
+	// histUntil is the latest end of a valid window among the memories off
+	// the surface (days): a query at an earlier valid time may need them,
+	// so the ANN plan searches the archive too.
+	histUntil float64
+	accesses  accessCounter // retrievals not yet logged (own lock)
 }
 
 type docChunk struct {
@@ -216,7 +223,10 @@ type PutResult struct {
 // collection has an embedder, appends the batch to the log, waits for
 // fsync and applies it. A nil error means the batch is durable and
 // visible to searches. A memory whose id exists with different content
-// makes the whole batch fail with ErrExists before anything is written.
+// makes the whole batch fail with ErrExists before anything is written —
+// except when two Puts race with one id: both pass that check, the first
+// in log order wins, and the other Put's memory is reported Rejected (its
+// other memories are written) with an error wrapping ErrExists.
 func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -261,7 +271,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	if err := c.precheck(batch); err != nil {
 		return nil, err
 	}
-	rec := &record{typ: recPut, coll: c.name, mems: batch}
+	rec := &record{typ: recPut, coll: c.name, inc: c.incarnation, mems: batch}
 	res, err := db.commit(ctx, rec)
 	if err != nil {
 		return nil, err

@@ -170,7 +170,7 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	}
 	rep.Truncated = truncated
 	if len(edits) > 0 || seeds > 0 {
-		res, err := c.db.commit(ctx, &record{typ: recConsolidate, coll: c.name, edits: edits, seeds: seeds})
+		res, err := c.db.commit(ctx, &record{typ: recConsolidate, coll: c.name, inc: c.incarnation, edits: edits, seeds: seeds})
 		if err != nil {
 			return rep, err
 		}
@@ -302,6 +302,7 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 			r.visible = false
 			c.visible--
 			r.status = temporal.Archived
+			c.offSurface(e.row)
 			_ = c.links.SetVisible(uint64(e.row), false)
 			leave = append(leave, e.row)
 		case RuleSameKey:

@@ -43,7 +43,10 @@ type DB struct {
 	ckptMu      sync.Mutex // one checkpoint at a time
 	ckptRunning atomic.Bool
 	bg          sync.WaitGroup
-	lastCkptErr atomic.Value // error of the last background checkpoint
+	// ckptTries (guarded by seqMu) is 1 + the number of background
+	// checkpoints that failed in a row; ckptErr the last one's error.
+	ckptTries int
+	ckptErr   error
 
 	stop        chan struct{} // closed by Close: background work ends
 	lastConsMu  sync.Mutex
@@ -86,7 +89,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}}
+	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}, ckptTries: 1}
 	db.seqCond = sync.NewCond(&db.seqMu)
 	db.info.Log = wal.Recovery()
 	if err := db.recover(); err != nil {
@@ -184,13 +187,33 @@ func (db *DB) recover() error {
 	return mapStoreErr(err)
 }
 
+// CheckpointError returns the error of the last background checkpoint if
+// it failed (nil once one succeeds). Writes go on while checkpoints fail,
+// but the log grows and Open takes longer.
+func (db *DB) CheckpointError() error {
+	db.seqMu.Lock()
+	defer db.seqMu.Unlock()
+	return db.ckptErr
+}
+
 // Recovery returns what Open found and did.
 func (db *DB) Recovery() RecoveryInfo { return db.info }
 
 // Dir returns the database directory.
 func (db *DB) Dir() string { return db.dir }
 
-// usable returns why the DB takes no calls, or nil.
+// readable returns ErrClosed after Close, else nil: reads go on after a
+// log failure (the memory state is whole; only new writes are refused).
+func (db *DB) readable() error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// usable returns why the DB takes no writes, or nil.
 func (db *DB) usable() error {
 	db.mu.RLock()
 	closed := db.closed
@@ -247,8 +270,8 @@ func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
 	db.applied = seq
 	db.sinceCkpt++
 	db.bytesSince += int64(len(payload))
-	kick := (db.opts.CheckpointRecords > 0 && db.sinceCkpt >= db.opts.CheckpointRecords) ||
-		(db.opts.CheckpointBytes > 0 && db.bytesSince >= db.opts.CheckpointBytes)
+	kick := (db.opts.CheckpointRecords > 0 && db.sinceCkpt >= db.opts.CheckpointRecords*db.ckptTries) ||
+		(db.opts.CheckpointBytes > 0 && db.bytesSince >= db.opts.CheckpointBytes*int64(db.ckptTries))
 	db.seqCond.Broadcast()
 	db.seqMu.Unlock()
 	if kick && db.ckptRunning.CompareAndSwap(false, true) {
@@ -256,9 +279,18 @@ func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
 		go func() {
 			defer db.bg.Done()
 			defer db.ckptRunning.Store(false)
-			if err := db.Checkpoint(context.Background()); err != nil {
-				db.lastCkptErr.Store(err)
+			err := db.Checkpoint(context.Background())
+			db.seqMu.Lock()
+			if err != nil {
+				// Back off: try again after another interval's worth of
+				// records, not on every write (a full disk would otherwise
+				// stall every commit behind a snapshot attempt).
+				db.ckptTries++
+				db.ckptErr = err
+			} else {
+				db.ckptTries, db.ckptErr = 1, nil
 			}
+			db.seqMu.Unlock()
 		}()
 	}
 	return res, aerr
@@ -279,16 +311,19 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		}
 		c, err := newCollection(db, rec.coll, rec.opts.withDefaults(rec.tx))
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
+		c.incarnation = seq
 		db.colls[rec.coll] = c
 		return c, nil
 	case recDrop:
 		db.mu.Lock()
 		c, ok := db.colls[rec.coll]
-		delete(db.colls, rec.coll)
+		if ok && c.incarnation == rec.inc {
+			delete(db.colls, rec.coll)
+		}
 		db.mu.Unlock()
-		if !ok {
+		if !ok || c.incarnation != rec.inc {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
 		c.mu.Lock()
@@ -296,26 +331,32 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		c.mu.Unlock()
 		return nil, nil
 	case recPut:
-		c := db.lookup(rec.coll)
+		c := db.lookupInc(rec.coll, rec.inc)
 		if c == nil {
 			return nil, nil
 		}
 		return c.applyPut(rec.mems, tx), nil
+	case recPutDoc:
+		c := db.lookupInc(rec.coll, rec.inc)
+		if c == nil {
+			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+		}
+		return c.applyPutDoc(rec.mems, rec.replaced, tx), nil
 	case recFeedback:
-		c := db.lookup(rec.coll)
+		c := db.lookupInc(rec.coll, rec.inc)
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
 		return nil, c.applyFeedback(rec.id, rec.source, rec.positive, rec.negative, tx)
 	case recAccess:
-		c := db.lookup(rec.coll)
+		c := db.lookupInc(rec.coll, rec.inc)
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
 		c.applyAccess(rec.access)
 		return nil, nil
 	case recConsolidate:
-		c := db.lookup(rec.coll)
+		c := db.lookupInc(rec.coll, rec.inc)
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
@@ -323,6 +364,14 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		return seq, nil
 	}
 	return nil, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
+}
+
+// lookupInc returns the collection name if it is incarnation inc.
+func (db *DB) lookupInc(name string, inc uint64) *Collection {
+	if c := db.lookup(name); c != nil && c.incarnation == inc {
+		return c
+	}
+	return nil
 }
 
 func (db *DB) lookup(name string) *Collection {
@@ -352,7 +401,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, opts *Collectio
 
 // Collection returns the named collection, or ErrNotFound.
 func (db *DB) Collection(name string) (*Collection, error) {
-	if err := db.usable(); err != nil {
+	if err := db.readable(); err != nil {
 		return nil, err
 	}
 	if c := db.lookup(name); c != nil {
@@ -372,13 +421,14 @@ func (db *DB) Collections() []string {
 // purge the engine has: the log keeps the records until the next
 // checkpoint, the snapshot after it no longer holds them.
 func (db *DB) DropCollection(ctx context.Context, name string) error {
-	if db.lookup(name) == nil {
+	c := db.lookup(name)
+	if c == nil {
 		if err := db.usable(); err != nil {
 			return err
 		}
 		return fmt.Errorf("%w: collection %q", ErrNotFound, name)
 	}
-	_, err := db.commit(ctx, &record{typ: recDrop, coll: name})
+	_, err := db.commit(ctx, &record{typ: recDrop, coll: name, inc: c.incarnation})
 	return err
 }
 
@@ -457,7 +507,7 @@ func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return Memory{}, err
 	}
-	if err := c.db.usable(); err != nil {
+	if err := c.db.readable(); err != nil {
 		return Memory{}, err
 	}
 	c.mu.RLock()
@@ -480,7 +530,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := c.db.usable(); err != nil {
+	if err := c.db.readable(); err != nil {
 		return nil, err
 	}
 	c.mu.RLock()
@@ -507,7 +557,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	}
 	rows := slices.Collect(maps.Keys(seen))
 	sort.Slice(rows, func(a, b int) bool {
-		return !newer(c.rows[rows[a]].assertion(rows[a]), c.rows[rows[b]].assertion(rows[b]))
+		return newer(c.rows[rows[b]].assertion(rows[b]), c.rows[rows[a]].assertion(rows[a]))
 	})
 	out := make([]Memory, len(rows))
 	for i, r := range rows {
@@ -527,17 +577,24 @@ const (
 	recFeedback
 	recConsolidate
 	recAccess
+	recPutDoc
 )
 
 type record struct {
-	typ                recType
-	coll               string
+	typ  recType
+	coll string
+	// inc is the incarnation of the collection the record is for (the
+	// sequence number of its create record): a record written through a
+	// handle of a dropped collection never lands in a new one of the same
+	// name.
+	inc                uint64
 	tx                 time.Time
 	opts               CollectionOptions // recCreate
 	mems               []Memory          // recPut
 	id, source         string            // recFeedback
 	positive, negative int64
 	access             []accessCount // recAccess
+	replaced           []string      // recPutDoc (with mems)
 	edits              []edit        // recConsolidate
 	seeds              int
 }
@@ -549,14 +606,18 @@ func (r *record) encode() []byte {
 	w.Byte(recordVersion)
 	w.Byte(byte(r.typ))
 	w.String(r.coll)
+	w.Uvarint(r.inc)
 	w.Time(r.tx)
 	switch r.typ {
 	case recCreate:
 		encodeCollOpts(&w, &r.opts)
-	case recPut:
+	case recPut, recPutDoc:
 		w.Uvarint(uint64(len(r.mems)))
 		for i := range r.mems {
 			r.mems[i].encode(&w)
+		}
+		if r.typ == recPutDoc {
+			encodeReplaced(&w, r.replaced)
 		}
 	case recFeedback:
 		w.String(r.id)
@@ -582,16 +643,20 @@ func decodeRecord(b []byte) (*record, error) {
 	}
 	r := &record{typ: recType(rd.Byte())}
 	r.coll = rd.String(MaxIDBytes)
+	r.inc = rd.Uvarint()
 	r.tx = rd.Time()
 	switch r.typ {
 	case recCreate:
 		r.opts = decodeCollOpts(rd)
 	case recDrop:
-	case recPut:
+	case recPut, recPutDoc:
 		n := rd.Count(1<<30, 8)
 		r.mems = make([]Memory, 0, n)
 		for range n {
 			r.mems = append(r.mems, decodeMemory(rd))
+		}
+		if r.typ == recPutDoc {
+			r.replaced = decodeReplaced(rd)
 		}
 	case recFeedback:
 		r.id = rd.String(MaxIDBytes)

@@ -83,5 +83,7 @@
 //     in the vector arena of the surface or archive index (and once more
 //     for each extra belief of a superseded memory).
 //   - Write throughput is bounded by HNSW insertion at high dimension
-//     (see `tidemark bench engine`).
+//     (see `tidemark bench engine`). A batch's inserts run in parallel,
+//     so the graph — derived data — differs from one build to the next
+//     (recovery included); the ledger and every exact answer do not.
 package tidemark

@@ -23,8 +23,8 @@ var (
 	// ErrClosed: a call on a DB after Close.
 	ErrClosed = errors.New("tidemark: database is closed")
 	// ErrFailed: the write-ahead log failed (a write or fsync error). The
-	// DB refuses every later write; close it and open the directory again,
-	// which recovers what the log really holds.
+	// DB refuses every later write (reads go on); close it and open the
+	// directory again, which recovers what the log really holds.
 	ErrFailed = errors.New("tidemark: database failed; reopen to recover")
 	// ErrCorrupt: the data directory holds a log or snapshot that fails
 	// its checks in a way a crash cannot explain.

@@ -39,7 +39,7 @@ func (c *Collection) FeedbackFrom(ctx context.Context, id string, positive bool,
 		}
 		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
 	}
-	rec := &record{typ: recFeedback, coll: c.name, id: id, source: source}
+	rec := &record{typ: recFeedback, coll: c.name, inc: c.incarnation, id: id, source: source}
 	if positive {
 		rec.positive = 1
 	} else {
@@ -136,7 +136,7 @@ func (c *Collection) FlushAccess(ctx context.Context) error {
 	if len(counts) == 0 {
 		return nil
 	}
-	_, err := c.db.commit(ctx, &record{typ: recAccess, coll: c.name, access: counts})
+	_, err := c.db.commit(ctx, &record{typ: recAccess, coll: c.name, inc: c.incarnation, access: counts})
 	if err != nil {
 		c.accesses.mu.Lock()
 		for _, a := range counts { // try again next time

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -174,8 +175,16 @@ func (o *CollectionOptions) Validate() error {
 	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0,
 		o.FeedbackPerDay < 0, o.FeedbackPerSource < 0:
 		return fmt.Errorf("%w: CollectionOptions has a negative count", ErrOptions)
-	case o.Epoch.Year() > 9999:
-		return fmt.Errorf("%w: CollectionOptions.Epoch = %v", ErrOptions, o.Epoch)
+	case !o.Epoch.IsZero() && (o.Epoch.Year() < minYear || o.Epoch.Year() > maxYear):
+		return fmt.Errorf("%w: CollectionOptions.Epoch = %v, want the years %d…%d", ErrOptions, o.Epoch, minYear, maxYear)
+	case o.ExpandHops > 64, o.ExpandBudget > 1<<20, o.Overfetch > 1<<10, o.ExactThreshold > 1<<31,
+		o.FeedbackPerDay > 1<<30, o.FeedbackPerSource > 1<<30:
+		return fmt.Errorf("%w: CollectionOptions has a count past its limit (ExpandHops ≤ 64, ExpandBudget ≤ 2^20, Overfetch ≤ 1024)", ErrOptions)
+	}
+	// The HNSW parameters, as the index checks them (M, EfConstruction, Ef).
+	io := index.Options{Dim: o.Dim, M: o.M, EfConstruction: o.EfConstruction, Ef: o.Ef}
+	if err := io.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	return nil
 }

@@ -102,9 +102,19 @@ func TestEngineMatchesReference(t *testing.T) {
 		if err := ref.Ingest(ctx, corpus); err != nil {
 			t.Fatal(err)
 		}
-		for _, plan := range []tidemark.Plan{tidemark.PlanExact, tidemark.PlanANN} {
-			t.Run(m.String()+"/"+plan.String(), func(t *testing.T) {
-				eng := evalengine.New(&evalengine.Options{Method: m, Plan: plan, Overfetch: 1000, NoSync: true, BatchSize: 97, Dir: t.TempDir()})
+		// The writes happen at the wall clock (after every query: each query
+		// asks about the past) and, a second time, at a clock inside the
+		// queries' span, so that queries after it take the current-surface
+		// path of the ANN plan.
+		early := func() time.Time { return time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC) }
+		for _, run := range []struct {
+			plan  tidemark.Plan
+			clock func() time.Time
+			name  string
+		}{{tidemark.PlanExact, nil, "exact"}, {tidemark.PlanANN, nil, "ann"}, {tidemark.PlanANN, early, "ann-early-clock"}} {
+			plan := run.plan
+			t.Run(m.String()+"/"+run.name, func(t *testing.T) {
+				eng := evalengine.New(&evalengine.Options{Method: m, Plan: plan, Overfetch: 1000, NoSync: true, BatchSize: 97, Dir: t.TempDir(), Clock: run.clock})
 				defer eng.Close()
 				if err := eng.Ingest(ctx, corpus); err != nil {
 					t.Fatal(err)

@@ -89,6 +89,7 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	defer c.mu.RUnlock()
 	var f wire.Writer
 	f.String(c.name)
+	f.Uvarint(c.incarnation)
 	encodeCollOpts(&f, &c.opts)
 	f.Float64(c.lastTx)
 	f.Uvarint(uint64(len(c.rows)))
@@ -183,6 +184,27 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 		f.Float64(st.since)
 		f.Uvarint(uint64(st.inDay))
 	}
+	// The chains in their live order: a row's place was decided when it
+	// was written, and re-sorting on load could order differently (a
+	// document supersession can move a row's valid-from afterwards).
+	keyChains := slices.SortedFunc(maps.Keys(c.byKey), func(a, b temporal.FactKey) int {
+		return cmp.Or(cmp.Compare(a.Subject, b.Subject), cmp.Compare(a.Relation, b.Relation))
+	})
+	f.Uvarint(uint64(len(keyChains)))
+	for _, k := range keyChains {
+		f.String(k.Subject)
+		f.String(k.Relation)
+		writeInts(&f, c.byKey[k])
+	}
+	docChains := slices.SortedFunc(maps.Keys(c.byDoc), func(a, b docChunk) int {
+		return cmp.Or(cmp.Compare(a.doc, b.doc), cmp.Compare(a.chunk, b.chunk))
+	})
+	f.Uvarint(uint64(len(docChains)))
+	for _, k := range docChains {
+		f.String(k.doc)
+		f.Uvarint(uint64(k.chunk))
+		writeInts(&f, c.byDoc[k])
+	}
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
@@ -241,6 +263,7 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	}
 	fr := wire.NewReader(buf)
 	name := fr.String(MaxIDBytes)
+	inc := fr.Uvarint()
 	opts := decodeCollOpts(fr)
 	lastTx := fr.Float64()
 	nrows := fr.Count(1<<40, 0)
@@ -251,7 +274,7 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: snapshot collection %q: %w", ErrCorrupt, name, err)
 	}
-	c.lastTx = lastTx
+	c.lastTx, c.incarnation = lastTx, inc
 	bad := func(what string, err error) error {
 		return fmt.Errorf("%w: snapshot collection %q: %s: %w", ErrCorrupt, name, what, err)
 	}
@@ -335,6 +358,15 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 		k := fbKey{row: int(fr.Int64Max(int64(nrows) - 1)), source: fr.String(MaxIDBytes)}
 		c.feedback[k] = fbState{total: int(fr.Int64Max(MaxCounter)), since: fr.Float64(), inDay: int(fr.Int64Max(MaxCounter))}
 	}
+	c.byKey, c.byDoc = map[temporal.FactKey][]int{}, map[docChunk][]int{}
+	for range fr.Count(1<<40, 3) {
+		k := temporal.FactKey{Subject: fr.String(MaxKeyBytes * 4), Relation: fr.String(MaxKeyBytes * 4)}
+		c.byKey[k] = readInts(fr, nrows)
+	}
+	for range fr.Count(1<<40, 3) {
+		k := docChunk{doc: fr.String(MaxKeyBytes), chunk: int(fr.Int64Max(1 << 31))}
+		c.byDoc[k] = readInts(fr, nrows)
+	}
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())
 	}
@@ -360,6 +392,21 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	return c, rebuilt, nil
 }
 
+func writeInts(f *wire.Writer, xs []int) {
+	f.Uvarint(uint64(len(xs)))
+	for _, x := range xs {
+		f.Uvarint(uint64(x))
+	}
+}
+
+func readInts(r *wire.Reader, n int) []int {
+	out := make([]int, 0, 1)
+	for range r.Count(1<<40, 1) {
+		out = append(out, int(r.Int64Max(int64(n)-1)))
+	}
+	return out
+}
+
 // derive fills the fields a row computes from its memory.
 func (c *Collection) derive(r *row) {
 	r.normText = temporal.NormalizeObject(r.mem.Text)
@@ -378,7 +425,8 @@ func (c *Collection) derive(r *row) {
 	}
 }
 
-// rebuildMaps recomputes the lookup maps from the rows.
+// rebuildMaps recomputes the id and text maps from the rows (the chains
+// are read from the snapshot), and the end of the archive's windows.
 func (c *Collection) rebuildMaps() error {
 	for j := range c.rows {
 		r := &c.rows[j]
@@ -391,23 +439,9 @@ func (c *Collection) rebuildMaps() error {
 		if r.normText != "" {
 			c.byText[r.normText] = append(c.byText[r.normText], j)
 		}
-		if !r.key.IsZero() {
-			c.byKey[r.key] = append(c.byKey[r.key], j)
+		if !r.visible {
+			c.offSurface(j)
 		}
-		if r.mem.DocID != "" {
-			c.byDoc[r.doc] = append(c.byDoc[r.doc], j)
-		}
-	}
-	for _, chain := range c.byKey {
-		slices.SortFunc(chain, func(a, b int) int {
-			if newer(c.rows[a].assertion(a), c.rows[b].assertion(b)) {
-				return 1
-			}
-			return -1
-		})
-	}
-	for _, chain := range c.byDoc {
-		slices.SortStableFunc(chain, func(a, b int) int { return cmp.Compare(c.rows[a].mem.Version, c.rows[b].mem.Version) })
 	}
 	return nil
 }

@@ -219,12 +219,16 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 		q.tq.Range = temporal.Window{From: c.dayQ(rng.From, -temporal.Open), To: c.dayQ(rng.To, temporal.Open)}
 	}
 	c.mu.RLock()
-	last := c.lastTx
+	last, histUntil := c.lastTx, c.histUntil
 	c.mu.RUnlock()
-	// A past time needs the archive; so does a method that does not mask
+	// A past time needs the archive, and so does a valid time before the
+	// end of a window that left the surface (a successor that takes effect
+	// in the future archives its predecessor at once); so does a method
+	// that does not mask
 	// superseded and expired memories (the baselines score everything, as
 	// a plain vector store would).
-	q.historical = at.Before(now) || tx.Before(now) || q.nowDays < last || !q.params.MaskExpired || !q.params.MaskRetired
+	q.historical = at.Before(now) || tx.Before(now) || q.nowDays < last || days(at, 0) < histUntil ||
+		!q.params.MaskExpired || !q.params.MaskRetired
 	return q, nil
 }
 
@@ -240,7 +244,7 @@ func (c *Collection) dayQ(t time.Time, open float64) float64 {
 // removed by the masks at the query's valid and transaction times, so a
 // query as of a past time finds the version that held then.
 func (c *Collection) Search(ctx context.Context, req *SearchRequest) (*SearchResult, error) {
-	if err := c.db.usable(); err != nil {
+	if err := c.db.readable(); err != nil {
 		return nil, err
 	}
 	q, err := c.prepare(ctx, req)
@@ -376,7 +380,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	var beliefs []int
 	for _, r := range rows {
 		switch {
-		case r >= len(c.rows): // the index may be a record ahead of the ledger
+		case r >= len(c.rows): // cannot happen: the ledger is applied before the index
 		case q.params.MaskRetired:
 			beliefs = append(beliefs, c.rows[r].beliefs...)
 		default:

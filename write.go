@@ -198,6 +198,9 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	// A memory whose valid window had ended when tidemark learnt it (at the
 	// batch's transaction time) never reaches the surface.
 	r.visible = r.givenTo > tx
+	if len(m.Vector) != c.opts.Dim { // Put checked it; never panic on a log record
+		return PutResult{ID: m.ID, Outcome: Rejected}
+	}
 	if !r.visible {
 		r.status = temporal.Archived
 	}
@@ -207,6 +210,8 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	c.byID[m.ID] = idx
 	if r.visible {
 		c.visible++
+	} else {
+		c.offSurface(idx)
 	}
 	_ = c.links.AddNode(uint64(idx), r.created, r.visible)
 	if r.normText != "" {
@@ -298,6 +303,8 @@ func (c *Collection) supersede(old, nw int, touched map[int]bool) {
 		c.rippleSeeds = append(c.rippleSeeds, old)
 	}
 	o.superseded, o.supersededBy, o.status = true, nw, temporal.Deprecated
+	c.syncCounters(old) // the status column of its beliefs
+	defer c.offSurface(old)
 	n.supersedes = append(n.supersedes, old)
 	_ = c.links.SetVisible(uint64(old), false)
 	_ = c.links.AddEdge(index.LinkVersion, uint64(nw), uint64(old), 0)
@@ -323,6 +330,14 @@ func (c *Collection) supersede(old, nw int, touched map[int]bool) {
 	o.states = append(o.states, state{valid: temporal.Window{From: cur.valid.From, To: n.effFrom},
 		recorded: temporal.Window{From: n.rec, To: temporal.Open}})
 	c.appendBelief(old, c.batch.Vectors[b*c.opts.Dim:(b+1)*c.opts.Dim], false)
+}
+
+// offSurface notes that row j is off the surface: queries at valid times
+// before its window's end may need the archive.
+func (c *Collection) offSurface(j int) {
+	if to := c.rows[j].states[len(c.rows[j].states)-1].valid.To; !math.IsInf(to, 0) {
+		c.histUntil = max(c.histUntil, to)
+	}
 }
 
 // reinforce folds write m into row j: a restatement is an access.

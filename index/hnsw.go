@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -389,10 +390,30 @@ func (h *HNSW) connect(s *searcher, id uint32, l int, ep uint32, epd float32) (u
 	if l == 0 {
 		mmax = h.m0
 	}
-	// The new node's own list.
+	// The new node's own list. A concurrent insert that descended through
+	// this node may have linked itself into the list already (the list
+	// was empty, so it had room): keep those links rather than overwrite
+	// them, or that insert could be left with no way in.
 	mu := h.lock(id)
 	mu.Lock()
 	blk := h.list(id, l)
+	if cnt := int(atomic.LoadUint32(&blk[0])); cnt > 0 {
+		q := h.vec(id)
+		pool := append(s.tmp[:0], selected...)
+		for i := 1; i <= cnt; i++ {
+			x := atomic.LoadUint32(&blk[i])
+			if !h.isDead(x) && x != id && !slices.ContainsFunc(pool, func(d distID) bool { return d.id == x }) {
+				pool = append(pool, distID{h.dist(q, x), x})
+			}
+		}
+		s.tmp = pool
+		if len(pool) > mmax {
+			sortByDist(pool)
+			pool = h.heuristic(pool, mmax, s)
+		}
+		selected = append(selected[:0], pool...)
+		s.nbrs = selected
+	}
 	for i, c := range selected {
 		atomic.StoreUint32(&blk[i+1], c.id)
 	}
@@ -405,6 +426,14 @@ func (h *HNSW) connect(s *searcher, id uint32, l int, ep uint32, epd float32) (u
 		mu.Lock()
 		blk := h.list(nb, l)
 		cnt := int(atomic.LoadUint32(&blk[0]))
+		linked := false
+		for i := 1; i <= cnt && !linked; i++ {
+			linked = atomic.LoadUint32(&blk[i]) == id
+		}
+		if linked { // kept from a concurrent insert's link above
+			mu.Unlock()
+			continue
+		}
 		if cnt < mmax {
 			atomic.StoreUint32(&blk[cnt+1], id)
 			atomic.StoreUint32(&blk[0], uint32(cnt+1))

@@ -38,6 +38,9 @@ type Options struct {
 	NoSync bool
 	// BatchSize is the number of corpus lines per Put (default 1000).
 	BatchSize int
+	// Clock is the database's clock (default time.Now): the transaction
+	// time of the writes, which decides what is on the visible surface.
+	Clock func() time.Time
 }
 
 // Searcher is an eval.Searcher over a tidemark database.
@@ -92,7 +95,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		}
 		s.temp = true
 	}
-	if s.db, err = tidemark.Open(s.dir, &tidemark.Options{NoSync: s.opts.NoSync, CheckpointRecords: -1, CheckpointBytes: -1}); err != nil {
+	if s.db, err = tidemark.Open(s.dir, &tidemark.Options{NoSync: s.opts.NoSync, CheckpointRecords: -1, CheckpointBytes: -1, Clock: s.opts.Clock}); err != nil {
 		return err
 	}
 	if s.coll, err = s.db.CreateCollection(ctx, "eval", &tidemark.CollectionOptions{Dim: dim, Method: s.opts.Method,
