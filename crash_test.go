@@ -90,9 +90,13 @@ func TestCrashRecovery(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip()
 	}
+	// 50 cycles in the suite; TIDEMARK_CRASH_CYCLES=N runs more (a soak).
 	cycles := 50
 	if testing.Short() {
 		cycles = 10
+	}
+	if n, err := strconv.Atoi(os.Getenv("TIDEMARK_CRASH_CYCLES")); err == nil && n > 0 {
+		cycles = n
 	}
 	dir := t.TempDir()
 	acked := map[string]bool{}
