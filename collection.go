@@ -58,6 +58,10 @@ type Collection struct {
 	// the surface (days): a query at an earlier valid time may need them,
 	// so the ANN plan searches the archive too.
 	histUntil float64
+	// Drift detectors by group, and the column store's decay groups.
+	drift   map[string]*driftGroup
+	kgIndex map[kernelGroup]uint32
+	kgroups []kernelGroup
 	accesses  accessCounter // retrievals not yet logged (own lock)
 }
 
@@ -102,6 +106,7 @@ type row struct {
 	// contradicting.
 	penalty             float64
 	review, contradicts []int
+	kgroup              uint32 // decay group in the column store
 }
 
 // days converts t to days since the Unix epoch; the zero time is open.
@@ -159,6 +164,7 @@ func (c *Collection) resetMaps() {
 	c.byDoc, c.pending, c.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
 	c.aliasHash = map[string][sha256.Size]byte{}
 	c.feedback = map[fbKey]fbState{}
+	c.drift, c.kgIndex, c.kgroups = map[string]*driftGroup{}, map[kernelGroup]uint32{}, nil
 }
 
 // Name returns the collection's name.

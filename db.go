@@ -688,6 +688,7 @@ func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
 	for _, x := range []int{o.ExactThreshold, o.Overfetch, o.M, o.EfConstruction, o.Ef, o.ExpandHops, o.ExpandBudget, o.FeedbackPerDay, o.FeedbackPerSource} {
 		w.Uvarint(uint64(x))
 	}
+	w.Bool(o.StaticDecay)
 }
 
 func decodeCollOpts(r *wire.Reader) CollectionOptions {
@@ -700,6 +701,7 @@ func decodeCollOpts(r *wire.Reader) CollectionOptions {
 	for _, p := range []*int{&o.ExactThreshold, &o.Overfetch, &o.M, &o.EfConstruction, &o.Ef, &o.ExpandHops, &o.ExpandBudget, &o.FeedbackPerDay, &o.FeedbackPerSource} {
 		*p = r.Count(1<<30, 0)
 	}
+	o.StaticDecay = r.Bool()
 	if r.Err() == nil {
 		if err := o.Validate(); err != nil {
 			r.Fail(err)

@@ -144,6 +144,10 @@ type CollectionOptions struct {
 	// FeedbackPerSource in all are counted (defaults 5 and 20); more is
 	// refused with ErrRateLimited.
 	FeedbackPerDay, FeedbackPerSource int
+	// StaticDecay turns drift-adaptive decay off: a method that asks for
+	// it (temporal.MethodVDD) then decays every memory at its static
+	// ln 2 / half-life (default false: the drift detectors' λ(t) is used).
+	StaticDecay bool
 }
 
 // Defaults of CollectionOptions.

@@ -325,6 +325,7 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 		for range rw.states {
 			c.appendBelief(int(j), vec, false)
 		}
+		c.observeDrift(int(j)) // the detectors are rebuilt in log order
 		if rw.visible {
 			c.visible++
 		}

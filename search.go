@@ -172,9 +172,9 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	if req.Params != nil {
 		q.params = *req.Params
 	}
-	// Drift-adaptive λ(t) needs the drift detectors; until a collection
-	// has them every memory decays at its static ln 2 / half-life.
-	q.params.AdaptiveDecay = false
+	// Drift-adaptive decay uses the collection's drift detectors (drift.go)
+	// unless it is off for the collection.
+	q.params.AdaptiveDecay = q.params.AdaptiveDecay && !c.opts.StaticDecay
 	if err := q.params.Validate(); err != nil {
 		return q, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
@@ -300,6 +300,9 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		// At most one belief per memory passes the transaction-time mask,
 		// so the fused stage can scan the whole column store.
 		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
+		if q.params.AdaptiveDecay {
+			kq.GroupLambda = c.groupLambdas()
+		}
 		hits, _, err := c.db.opts.Backend.TopK(ctx, c.batch, kq, &q.params, q.k, nil)
 		if err != nil {
 			return err
@@ -413,12 +416,16 @@ func (c *Collection) beliefAt(j int, tx float64) int {
 // rescoreBeliefs runs the fused stage, with explanations, over the given
 // batch rows (c.mu held).
 func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int, sims []float32, res *SearchResult) error {
+	var gl []float64
+	if q.params.AdaptiveDecay {
+		gl = c.groupLambdas()
+	}
 	cands := make([]kernels.RescoreCandidate, len(beliefs))
 	for i, b := range beliefs {
 		s := math.Max(-1, math.Min(1, float64(sims[i])))
-		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b]))}
+		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b])), Group: c.batch.Group[b]}
 	}
-	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Candidates: cands, Time: q.tq, Params: q.params, K: q.k})
+	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Candidates: cands, Time: q.tq, Params: q.params, K: q.k, GroupLambda: gl})
 	if err != nil {
 		return err
 	}

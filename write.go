@@ -207,6 +207,7 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	c.lastTx = max(c.lastTx, r.rec, tx)
 	c.rows = append(c.rows, r)
 	c.appendBelief(idx, m.Vector, true)
+	c.observeDrift(idx)
 	c.byID[m.ID] = idx
 	if r.visible {
 		c.visible++
@@ -421,7 +422,7 @@ func (c *Collection) appendBelief(j int, vec []float32, normalize bool) {
 	b.RetiredAt = append(b.RetiredAt, c.day32(st.recorded.To))
 	b.Lambda = append(b.Lambda, float32(temporal.Lambda(r.halfLife)))
 	b.Floor = append(b.Floor, float32(r.floor))
-	b.Group = append(b.Group, 0)
+	b.Group = append(b.Group, r.kgroup)
 	b.BaseConf = append(b.BaseConf, float32(r.c0))
 	b.ConfFrom = append(b.ConfFrom, c.day32(r.created))
 	b.Access = append(b.Access, float32(r.access))

@@ -38,6 +38,9 @@ type Options struct {
 	NoSync bool
 	// BatchSize is the number of corpus lines per Put (default 1000).
 	BatchSize int
+	// StaticDecay turns the drift detectors off (the reference memory has
+	// none).
+	StaticDecay bool
 	// Clock is the database's clock (default time.Now): the transaction
 	// time of the writes, which decides what is on the visible surface.
 	Clock func() time.Time
@@ -99,7 +102,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		return err
 	}
 	if s.coll, err = s.db.CreateCollection(ctx, "eval", &tidemark.CollectionOptions{Dim: dim, Method: s.opts.Method,
-		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold, Overfetch: s.opts.Overfetch}); err != nil {
+		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold, Overfetch: s.opts.Overfetch, StaticDecay: s.opts.StaticDecay}); err != nil {
 		return err
 	}
 	batch := make([]tidemark.Memory, 0, s.opts.BatchSize)

@@ -1,0 +1,172 @@
+package tidemark
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Drift-adaptive decay (VDD, "Volatility-Driven Decay"): a drift detector
+// per collection group — the normalised fact subject when a memory has
+// one, else the collection as a whole ("") — is fed every stored memory's
+// embedding at write time, in log order. Its λ(t) = λ_base + (λ_max −
+// λ_base)·σ(k·(V_t − V0)) (VDD Eq. 3) rises with the distance between the
+// group's recent and archival centroids. tidemark applies it as a factor
+// on each memory's own decay rate, relative to the sigmoid's midpoint:
+// λ_memory = λ(t)/λ_mid · ln 2 / half-life with λ_mid = (λ_base +
+// λ_max)/2, the λ at V_t = V0 (V0 is auto-calibrated to the 75th
+// percentile of the group's early volatility, so a group drifting as
+// usual sits near it). A group drifting as usual decays as its profiles
+// say; a volatile one up to λ_max/λ_mid (1.64× with VDD's defaults)
+// faster, a calm one down to λ_base/λ_mid (0.36×) slower — the profiles'
+// per-day units are kept. (λ(t)/λ_base would decay a group at its usual
+// drift 2.75× faster than its profile, since VDD's soft sigmoid, k = 10,
+// never comes near λ_base for volatilities of a few tenths.) The fused stage uses it when the parameters
+// ask for adaptive decay (temporal.MethodVDD) and the collection does not
+// set StaticDecay. The detectors are derived data: Open rebuilds them by
+// feeding the stored memories again in order.
+
+// DriftPoint is one reading of a group's detector.
+type DriftPoint struct {
+	Time       time.Time `json:"time"`
+	Lambda     float64   `json:"lambda"`
+	Volatility float64   `json:"volatility"`
+}
+
+// DriftState is one drift group's detector now, with its recent history.
+type DriftState struct {
+	// Group is the normalised fact subject, or "" for memories without one.
+	Group        string `json:"group"`
+	Observations int    `json:"observations"`
+	// Lambda is λ(t) in the detector's units (per step); Factor the
+	// multiplier it puts on the group's decay rates.
+	Lambda, Factor float64
+	Volatility, V0 float64
+	Calibrated     bool
+	Warm           bool
+	// History holds the last readings (at most DriftHistory), oldest first.
+	History []DriftPoint `json:"history"`
+}
+
+// DriftHistory is how many readings each group keeps for DriftState.
+const DriftHistory = 256
+
+type driftGroup struct {
+	det     *temporal.DriftDetector
+	last    temporal.DriftReading
+	n       int
+	history []DriftPoint
+}
+
+// kernelGroup is one column-store decay group: a drift group and a
+// half-life, whose λ the fused stage reads from Query.GroupLambda.
+type kernelGroup struct {
+	drift    string
+	halfLife float64
+}
+
+// driftOpts are the detectors' options (VDD's defaults).
+var driftOpts = temporal.DriftOptions{}
+
+func (c *Collection) driftName(r *row) string {
+	if r.key.IsZero() {
+		return ""
+	}
+	return r.key.Subject
+}
+
+// observeDrift feeds row j's unit vector (its first belief's) to its
+// group's detector and sets its beliefs' kernel group (c.mu held; in log
+// order).
+func (c *Collection) observeDrift(j int) {
+	r := &c.rows[j]
+	b0 := r.beliefs[0]
+	vec := c.batch.Vectors[b0*c.opts.Dim : (b0+1)*c.opts.Dim]
+	name := c.driftName(r)
+	g := c.drift[name]
+	if g == nil {
+		det, err := temporal.NewDriftDetector(c.opts.Dim, &driftOpts)
+		if err != nil {
+			panic(fmt.Sprintf("tidemark: drift detector: %v", err)) // the options are constants
+		}
+		g = &driftGroup{det: det}
+		c.drift[name] = g
+	}
+	v := make([]float64, len(vec))
+	for i, x := range vec {
+		v[i] = float64(x)
+	}
+	if rd, err := g.det.Observe(v); err == nil {
+		g.last = rd
+		g.n++
+		if len(g.history) == DriftHistory {
+			g.history = slices.Delete(g.history, 0, 1)
+		}
+		g.history = append(g.history, DriftPoint{Time: fromDays(r.rec), Lambda: rd.Lambda, Volatility: rd.Volatility})
+	}
+	k := kernelGroup{name, r.halfLife}
+	idx, ok := c.kgIndex[k]
+	if !ok {
+		idx = uint32(len(c.kgroups))
+		c.kgIndex[k] = idx
+		c.kgroups = append(c.kgroups, k)
+	}
+	r.kgroup = idx
+	for _, b := range r.beliefs {
+		c.batch.Group[b] = idx
+	}
+}
+
+// groupLambdas returns the fused stage's λ per kernel group (c.mu held).
+func (c *Collection) groupLambdas() []float64 {
+	out := make([]float64, len(c.kgroups))
+	for i, k := range c.kgroups {
+		f := 1.0
+		if g := c.drift[k.drift]; g != nil && g.last.Warm {
+			f = g.last.Lambda / driftMid
+		}
+		out[i] = f * temporal.Lambda(k.halfLife)
+	}
+	return out
+}
+
+// driftMid is (λ_base + λ_max)/2 of the detectors' options (VDD's
+// defaults 0.2 and 0.9: 0.55).
+var driftMid = func() float64 {
+	o := driftOpts
+	if o.LambdaBase == 0 {
+		o.LambdaBase = 0.2
+	}
+	if o.LambdaMax == 0 {
+		o.LambdaMax = 0.9
+	}
+	return (o.LambdaBase + o.LambdaMax) / 2
+}()
+
+// Drift returns every drift group's detector state, groups sorted by name.
+func (c *Collection) Drift() []DriftState {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []DriftState
+	for name, g := range c.drift {
+		v0, cal := g.det.V0()
+		f := 1.0 // until the detector is warm
+		if g.last.Warm {
+			f = g.last.Lambda / driftMid
+		}
+		out = append(out, DriftState{Group: name, Observations: g.n, Lambda: g.last.Lambda, Factor: f,
+			Volatility: g.last.Volatility, V0: v0, Calibrated: cal, Warm: g.last.Warm, History: slices.Clone(g.history)})
+	}
+	slices.SortFunc(out, func(a, b DriftState) int {
+		switch {
+		case a.Group < b.Group:
+			return -1
+		case a.Group > b.Group:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
