@@ -59,10 +59,10 @@ type Collection struct {
 	// so the ANN plan searches the archive too.
 	histUntil float64
 	// Drift detectors by group, and the column store's decay groups.
-	drift   map[string]*driftGroup
-	kgIndex map[kernelGroup]uint32
-	kgroups []kernelGroup
-	accesses  accessCounter // retrievals not yet logged (own lock)
+	drift    map[string]*driftGroup
+	kgIndex  map[kernelGroup]uint32
+	kgroups  []kernelGroup
+	accesses accessCounter // retrievals not yet logged (own lock)
 }
 
 type docChunk struct {
