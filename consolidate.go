@@ -36,10 +36,27 @@ const (
 	// superseded memory loses γ/(d+1) of its base confidence and is
 	// flagged for review (SmartVector §6.3).
 	RuleRipple
+	// RuleMerge: a near-exact duplicate of an older current memory is
+	// folded into it (All-Mem's coherence pre-check): it leaves the
+	// surface, its belief is retired, a version link survivor → it keeps it
+	// reachable, and its counters go to the survivor.
+	RuleMerge
+	// RuleLineage: a chunk of a document depends on the document's first
+	// chunk (SmartVector §6.2, structural depends_on).
+	RuleLineage
+	// RuleSimilar: a new memory depends on an older current one it is
+	// very similar to (SmartVector §6.2, semantic depends_on).
+	RuleSimilar
+	// RuleTopicConflict: two memories about one topic (similar
+	// embeddings, mostly the same words) that differ in a number or a
+	// negation are flagged as contradicting each other; the majority of
+	// recency, authority and feedback ratio names the one to prefer
+	// (SmartVector §6.1).
+	RuleTopicConflict
 	numRules
 )
 
-var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple"}
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -84,8 +101,11 @@ type ConsolidationReport struct {
 	Seq uint64
 	// Promoted, Dormant and Reactivated count lifecycle changes; Expired
 	// the memories moved off the surface; Contradictions the pairs
-	// flagged; Ripples the memories penalised.
+	// flagged (same key and topic); Ripples the memories penalised;
+	// Merged the near-duplicates folded; Dependencies the depends_on edges
+	// added (lineage and similarity).
 	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
+	Merged, Dependencies                                              int
 	// Orphans lists superseded memories that no current memory reaches
 	// through version links (All-Mem's no-orphan invariant); empty unless
 	// something is broken.
@@ -107,6 +127,35 @@ type ConsolidateOptions struct {
 	// Ripple bounds ripple propagation (default temporal.DefaultRipple():
 	// γ = 0.15, D_max = 2; FanOut 0 is replaced by 64).
 	Ripple *temporal.RippleParams
+	// Relationship building looks at the Neighbors most similar current
+	// memories of each memory promoted in the run (default 8), found for
+	// all of them at once by the fused stage: a cosine of at least
+	// MergeSim with at least MergeWords of the words shared (Jaccard) is a
+	// near-exact duplicate (defaults 0.97, 0.9); at least DependSim a
+	// semantic dependency (default 0.85); at least ConflictSim with at
+	// least half the words shared and a number or negation differing a
+	// topic conflict (default 0.8).
+	Neighbors                             int
+	MergeSim, MergeWords                  float64
+	DependSim, ConflictSim                float64
+}
+
+func (o *ConsolidateOptions) relDefaults() {
+	if o.Neighbors == 0 {
+		o.Neighbors = 8
+	}
+	if o.MergeSim == 0 {
+		o.MergeSim = 0.97
+	}
+	if o.MergeWords == 0 {
+		o.MergeWords = 0.9
+	}
+	if o.DependSim == 0 {
+		o.DependSim = 0.85
+	}
+	if o.ConflictSim == 0 {
+		o.ConflictSim = 0.8
+	}
 }
 
 // Consolidate runs one consolidation cycle over every collection.
@@ -150,6 +199,15 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if o.MaxEdits <= 0 {
 		o.MaxEdits = 100000
 	}
+	o.relDefaults()
+	if o.Neighbors < 0 || o.Neighbors > 1024 {
+		return rep, fmt.Errorf("%w: %d neighbours", ErrInvalid, o.Neighbors)
+	}
+	for _, x := range []float64{o.MergeSim, o.MergeWords, o.DependSim, o.ConflictSim} {
+		if !(x > 0 && x <= 1) {
+			return rep, fmt.Errorf("%w: a similarity threshold %v outside (0, 1]", ErrInvalid, x)
+		}
+	}
 	rp := temporal.DefaultRipple()
 	if o.Ripple != nil {
 		rp = *o.Ripple
@@ -164,7 +222,7 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if err := c.FlushAccess(ctx); err != nil {
 		return rep, err
 	}
-	edits, seeds, truncated, err := c.plan(ctx, days(o.Now, 0), rp, o.MaxEdits)
+	edits, seeds, truncated, err := c.plan(ctx, days(o.Now, 0), rp, &o)
 	if err != nil {
 		return rep, err
 	}
@@ -193,10 +251,14 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 			}
 		case RuleExpired:
 			rep.Expired++
-		case RuleSameKey:
+		case RuleSameKey, RuleTopicConflict:
 			rep.Contradictions++
 		case RuleRipple:
 			rep.Ripples++
+		case RuleMerge:
+			rep.Merged++
+		case RuleLineage, RuleSimilar:
+			rep.Dependencies++
 		}
 	}
 	rep.Orphans = c.Orphans()
@@ -206,7 +268,8 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 
 // plan decides a run's edits at time now (days) and how many ripple
 // seeds it consumes.
-func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, maxEdits int) (edits []edit, seeds int, truncated bool, err error) {
+func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, o *ConsolidateOptions) (edits []edit, seeds int, truncated bool, err error) {
+	maxEdits := o.MaxEdits
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
@@ -255,6 +318,18 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	}
 	slices.SortFunc(sk, func(x, y edit) int { return cmp.Or(cmp.Compare(x.row, y.row), cmp.Compare(x.other, y.other)) })
 	for _, e := range sk {
+		if full() {
+			break
+		}
+		edits = append(edits, e)
+	}
+	// 3. Relationships of the memories this run promotes: lineage,
+	// near-duplicates, semantic dependencies, topic conflicts.
+	rel, err := c.relationships(ctx, o)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	for _, e := range rel {
 		if full() {
 			break
 		}
@@ -317,6 +392,27 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 			if !slices.Contains(r.review, e.other) {
 				r.review = append(r.review, e.other)
 			}
+		case RuleMerge:
+			a.Other, a.Reason = c.rows[e.other].mem.ID, "MERGED_NEAR_DUPLICATE"
+			if !r.visible || r.superseded || !c.rows[e.other].visible {
+				continue
+			}
+			c.merge(e.row, e.other, tx)
+			leave = append(leave, e.row)
+		case RuleLineage, RuleSimilar:
+			a.Other, a.Reason = c.rows[e.other].mem.ID, "DEPENDS_ON_LINEAGE"
+			if e.rule == RuleSimilar {
+				a.Reason = "DEPENDS_ON_SIMILAR"
+			}
+			c.addDep(e.row, e.other)
+		case RuleTopicConflict:
+			a.Other, a.Reason = c.rows[e.other].mem.ID, "CONTRADICTS_TOPIC_PREFER_"+r.mem.ID
+			if e.value == 0 {
+				a.Reason = "CONTRADICTS_TOPIC_PREFER_" + c.rows[e.other].mem.ID
+			}
+			r.contradicts = append(r.contradicts, e.other)
+			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
+			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
 		}
 		c.syncCounters(e.row)
 		c.audit = append(c.audit, a)

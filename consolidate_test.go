@@ -219,3 +219,79 @@ func TestConsolidateInBackground(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Relationship building: a near-exact duplicate is merged (evidence kept,
+// reachable by a version link), a very similar memory gets a semantic
+// dependency, chunks depend on their document's first chunk, and two
+// memories about one topic that disagree on a number are flagged, the
+// majority of recency, authority and feedback naming the one to prefer.
+func TestConsolidateRelationships(t *testing.T) {
+	ctx := context.Background()
+	clock := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	db := openTest(t, t.TempDir(), &Options{Clock: func() time.Time { return clock }})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8})
+	v := func(xs ...float32) []float32 { return append(xs, make([]float32, 8-len(xs))...) }
+	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "hours", Text: "The office opens at 9 am on weekdays.", Vector: v(1, 0.05), Created: day(1), Source: temporal.SourcePolicy},
+		{ID: "hours-copy", Text: "The office opens at 9 am on weekdays!", Vector: v(1, 0.06), Created: day(2), Source: temporal.SourceChat},
+		{ID: "hours-rumour", Text: "The office opens at 10 am on weekdays.", Vector: v(1, 0.3), Created: day(3), Source: temporal.SourceChat},
+		{ID: "parking", Text: "Parking is behind the office building.", Vector: v(1, 0, 0.5), Created: day(4)},
+		{ID: "far", Text: "Quarterly revenue grew.", Vector: v(0, 0, 0, 1), Created: day(5)},
+		{ID: "d-0", Text: "Preamble.", Vector: v(0, 0, 0, 0, 1), DocID: "d", Chunk: 0},
+		{ID: "d-1", Text: "Section one.", Vector: v(0, 0, 0, 0, 0, 1), DocID: "d", Chunk: 1},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Consolidate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if r.Merged != 1 || r.Contradictions != 1 || r.Dependencies < 2 || len(r.Orphans) != 0 {
+		t.Fatalf("report %+v", r)
+	}
+	cp, _ := c.Get(ctx, "hours-copy")
+	h, _ := c.Get(ctx, "hours")
+	if cp.Visible || cp.SupersededBy != "hours" || h.Access != 1 {
+		t.Fatalf("merge: copy %+v, survivor access %d", cp, h.Access)
+	}
+	res, _ := c.Search(ctx, &SearchRequest{Vector: v(1, 0.05), K: 5})
+	for _, hit := range res.Hits {
+		if hit.ID == "hours-copy" {
+			t.Fatal("a merged duplicate is still served")
+		}
+	}
+	if ru, _ := c.Get(ctx, "hours-rumour"); !slices.Equal(ru.Contradicts, []string{"hours"}) {
+		t.Fatalf("rumour contradicts %v", ru.Contradicts)
+	}
+	var prefer string
+	audit, _ := c.Audit(ctx, 0)
+	for _, a := range audit {
+		if a.Rule == RuleTopicConflict {
+			prefer = a.Reason
+		}
+	}
+	// hours: older, policy; rumour: newer, chat; no feedback on either.
+	// Recency votes rumour, authority hours, feedback abstains: the split
+	// goes to the higher authority, hours.
+	if prefer != "CONTRADICTS_TOPIC_PREFER_hours" {
+		t.Fatalf("conflict resolution %q", prefer)
+	}
+	if d1, _ := c.Get(ctx, "d-1"); d1.ID == "" {
+		t.Fatal("d-1 missing")
+	}
+	c.mu.RLock()
+	lineage := c.deps[[2]int{c.byID["d-1"], c.byID["d-0"]}]
+	similar := c.deps[[2]int{c.byID["parking"], c.byID["hours"]}] || c.deps[[2]int{c.byID["hours-rumour"], c.byID["hours"]}]
+	far := c.deps[[2]int{c.byID["far"], c.byID["hours"]}]
+	c.mu.RUnlock()
+	if !lineage || !similar || far {
+		t.Fatalf("dependencies: lineage %v, similar %v, unrelated %v", lineage, similar, far)
+	}
+	// A second run adds nothing new.
+	if r, _ := c.Consolidate(ctx, nil); r.Merged+r.Contradictions+r.Dependencies != 0 {
+		t.Fatalf("second run %+v", r)
+	}
+}

@@ -1,0 +1,218 @@
+package tidemark
+
+import (
+	"context"
+	"strings"
+	"unicode"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// relationships plans the relationship edits of a consolidation run for
+// the memories it promotes (unconsolidated and current): their nearest
+// current memories come from one batched pass of the fused stage over the
+// column store (kernels.Backend.ScoreMany, plain cosine), not one query at
+// a time (c.mu held shared).
+func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) ([]edit, error) {
+	var fresh []int
+	for j := range c.rows {
+		if r := &c.rows[j]; r.visible && r.status == temporal.Unconsolidated {
+			fresh = append(fresh, j)
+		}
+	}
+	var edits []edit
+	// Lineage: a chunk depends on its document's first chunk.
+	for _, j := range fresh {
+		r := &c.rows[j]
+		if r.mem.DocID == "" || r.mem.Chunk == 0 {
+			continue
+		}
+		chain := c.byDoc[docChunk{r.mem.DocID, 0}]
+		if len(chain) == 0 {
+			continue
+		}
+		if head := chain[len(chain)-1]; head != j && !c.deps[[2]int{j, head}] {
+			edits = append(edits, edit{rule: RuleLineage, row: j, other: head})
+		}
+	}
+	if len(fresh) == 0 || c.batch.Len() == 0 {
+		return edits, nil
+	}
+	d := c.opts.Dim
+	qs := make([]kernels.Query, len(fresh))
+	for i, j := range fresh {
+		b := c.rows[j].beliefs[0]
+		qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
+	}
+	p := temporal.Preset(temporal.MethodPlain)
+	// Beliefs of one memory appear once per belief: ask for extra.
+	hits, err := c.db.opts.Backend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)
+	if err != nil {
+		return nil, err
+	}
+	merged := map[int]bool{}
+	for i, j := range fresh {
+		r := &c.rows[j]
+		seen := map[int]bool{j: true}
+		n := 0
+		for _, h := range hits[i] {
+			k := int(h.ID)
+			if seen[k] || n >= o.Neighbors {
+				continue
+			}
+			seen[k] = true
+			ok := &c.rows[k]
+			if !ok.visible || merged[k] {
+				continue
+			}
+			n++
+			sim := h.Score
+			// Older and newer by creation, then by write order.
+			older := ok.created < r.created || (ok.created == r.created && k < j)
+			switch {
+			case sim >= o.MergeSim && older && c.nearDuplicate(j, k, o.MergeWords):
+				edits = append(edits, edit{rule: RuleMerge, row: j, other: k})
+				merged[j] = true
+			case sim >= o.DependSim && older && !c.deps[[2]int{j, k}] && !c.deps[[2]int{k, j}]:
+				edits = append(edits, edit{rule: RuleSimilar, row: j, other: k})
+			}
+			if merged[j] {
+				break
+			}
+			if sim >= o.ConflictSim && (k > j || !isFresh(ok)) && !containsInt(r.contradicts, k) &&
+				(r.key.IsZero() || r.key != ok.key) && topicConflict(r.normText, ok.normText) {
+				v := 0.0
+				if c.prefer(j, k) {
+					v = 1
+				}
+				edits = append(edits, edit{rule: RuleTopicConflict, row: j, other: k, value: v})
+			}
+		}
+	}
+	return edits, nil
+}
+
+func isFresh(r *row) bool { return r.status == temporal.Unconsolidated }
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// nearDuplicate: the same kind, fact key, document chunk and windows, and
+// at least minWords of their words shared (Jaccard).
+func (c *Collection) nearDuplicate(a, b int, minWords float64) bool {
+	ra, rb := &c.rows[a], &c.rows[b]
+	if ra.mem.Kind != rb.mem.Kind || ra.key != rb.key || ra.doc != rb.doc || ra.mem.DocID != "" ||
+		ra.givenFrom != rb.givenFrom || ra.givenTo != rb.givenTo || !ra.key.IsZero() {
+		return false
+	}
+	return jaccard(words(ra.normText), words(rb.normText)) >= minWords
+}
+
+// prefer is SmartVector §6.1's majority vote between rows a and b over
+// recency, source authority and feedback ratio: true when a wins. A tie
+// on a criterion abstains (SmartVector's sketch gives ties to its second
+// argument, which would make the outcome depend on the order it is asked
+// in); a split vote goes to the higher authority, then the more recent,
+// then the earlier written.
+func (c *Collection) prefer(a, b int) bool {
+	ra, rb := &c.rows[a], &c.rows[b]
+	ratio := func(r *row) float64 {
+		if r.positive+r.negative == 0 {
+			return 0.5
+		}
+		return r.positive / (r.positive + r.negative)
+	}
+	va, vb := 0, 0
+	for _, d := range []float64{ra.created - rb.created, ra.c0 - rb.c0, ratio(ra) - ratio(rb)} {
+		switch {
+		case d > 0:
+			va++
+		case d < 0:
+			vb++
+		}
+	}
+	switch {
+	case va != vb:
+		return va > vb
+	case ra.c0 != rb.c0:
+		return ra.c0 > rb.c0
+	case ra.created != rb.created:
+		return ra.created > rb.created
+	}
+	return a < b
+}
+
+func words(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		out[strings.ToLower(w)] = true
+	}
+	return out
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 && len(b) == 0 {
+		return 1
+	}
+	inter := 0
+	for w := range a {
+		if b[w] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+var negations = map[string]bool{"not": true, "no": true, "never": true, "none": true, "cannot": true, "without": true, "isn": true, "aren": true, "doesn": true, "don": true, "won": true}
+
+// topicConflict: two texts that share at least half their words but
+// differ in a number or in a negation — the same topic, divergent content.
+func topicConflict(a, b string) bool {
+	wa, wb := words(a), words(b)
+	if j := jaccard(wa, wb); j < 0.5 || j == 1 {
+		return false
+	}
+	diff := func(x, y map[string]bool) bool {
+		for w := range x {
+			if y[w] {
+				continue
+			}
+			if negations[w] || strings.ContainsFunc(w, unicode.IsDigit) {
+				return true
+			}
+		}
+		return false
+	}
+	return diff(wa, wb) || diff(wb, wa)
+}
+
+// merge folds row m into row into: m's belief is retired at tx, it leaves
+// the surface, a version link into → m keeps it reachable, and its
+// counters go to into (c.mu held).
+func (c *Collection) merge(m, into int, tx float64) {
+	r, s := &c.rows[m], &c.rows[into]
+	// Retired from the run's transaction time on (an empty window when it
+	// was written at that very time: it was never believed on its own).
+	cur := &r.states[len(r.states)-1]
+	cur.recorded.To = max(tx, cur.recorded.From)
+	c.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = c.day32(cur.recorded.To)
+	r.visible, r.superseded, r.supersededBy, r.status = false, true, into, temporal.Archived
+	c.visible--
+	s.supersedes = append(s.supersedes, m)
+	s.access += 1 + r.access
+	s.positive += r.positive
+	s.negative += r.negative
+	c.syncCounters(into)
+	c.syncCounters(m)
+	c.offSurface(m)
+	_ = c.links.SetVisible(uint64(m), false)
+	_ = c.links.AddEdge(index.LinkVersion, uint64(into), uint64(m), 0)
+}
