@@ -105,7 +105,7 @@ type ConsolidationReport struct {
 	// Merged the near-duplicates folded; Dependencies the depends_on edges
 	// added (lineage and similarity).
 	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
-	Merged, Dependencies                                              int
+	Merged, Dependencies                                             int
 	// Orphans lists superseded memories that no current memory reaches
 	// through version links (All-Mem's no-orphan invariant); empty unless
 	// something is broken.
@@ -135,9 +135,9 @@ type ConsolidateOptions struct {
 	// semantic dependency (default 0.85); at least ConflictSim with at
 	// least half the words shared and a number or negation differing a
 	// topic conflict (default 0.8).
-	Neighbors                             int
-	MergeSim, MergeWords                  float64
-	DependSim, ConflictSim                float64
+	Neighbors              int
+	MergeSim, MergeWords   float64
+	DependSim, ConflictSim float64
 }
 
 func (o *ConsolidateOptions) relDefaults() {
