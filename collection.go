@@ -60,6 +60,7 @@ type Collection struct {
 	histUntil float64
 	// Drift detectors by group, and the column store's decay groups.
 	drift    map[string]*driftGroup
+	anchors  [][]float32 // the coarse drift clusters' anchor vectors
 	kgIndex  map[kernelGroup]uint32
 	kgroups  []kernelGroup
 	accesses accessCounter // retrievals not yet logged (own lock)

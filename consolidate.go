@@ -138,6 +138,9 @@ type ConsolidateOptions struct {
 	Neighbors              int
 	MergeSim, MergeWords   float64
 	DependSim, ConflictSim float64
+	// MaxNew bounds how many new memories one run promotes and relates
+	// (default 50000); the rest wait for the next run.
+	MaxNew int
 }
 
 func (o *ConsolidateOptions) relDefaults() {
@@ -155,6 +158,9 @@ func (o *ConsolidateOptions) relDefaults() {
 	}
 	if o.ConflictSim == 0 {
 		o.ConflictSim = 0.8
+	}
+	if o.MaxNew <= 0 {
+		o.MaxNew = 50000
 	}
 }
 
@@ -270,6 +276,17 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 // seeds it consumes.
 func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, o *ConsolidateOptions) (edits []edit, seeds int, truncated bool, err error) {
 	maxEdits := o.MaxEdits
+	// 3. (first, with its own short read locks) Relationships of the new
+	// memories this run promotes.
+	fresh, rel, more, err := c.relationships(ctx, o)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	defer func() { truncated = truncated || more }()
+	isNew := make(map[int]bool, len(fresh))
+	for _, j := range fresh {
+		isNew[j] = true
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
@@ -293,6 +310,9 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		r := &c.rows[j]
 		if !r.visible || full() {
 			continue
+		}
+		if r.status == temporal.Unconsolidated && !isNew[j] {
+			continue // written after this run began, or past MaxNew: the next run
 		}
 		conf := temporal.Confidence(cp, r.c0, now-r.created, r.positive, r.negative, r.access)
 		if next := temporal.NextStatus(r.status, conf, cp); next != r.status {
@@ -323,17 +343,14 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		}
 		edits = append(edits, e)
 	}
-	// 3. Relationships of the memories this run promotes: lineage,
-	// near-duplicates, semantic dependencies, topic conflicts.
-	rel, err := c.relationships(ctx, o)
-	if err != nil {
-		return nil, 0, false, err
-	}
+	// 3. The relationships found above.
 	for _, e := range rel {
 		if full() {
 			break
 		}
-		edits = append(edits, e)
+		if c.rows[e.row].visible && (e.rule != RuleMerge || c.rows[e.other].visible) {
+			edits = append(edits, e)
+		}
 	}
 	// 4. Ripples from the memories superseded since the last run.
 	dependedBy := func(k uint64) []uint64 { return c.links.Neighbors(k, index.LinkDependedBy) }

@@ -290,8 +290,32 @@ func TestConsolidateRelationships(t *testing.T) {
 	if !lineage || !similar || far {
 		t.Fatalf("dependencies: lineage %v, similar %v, unrelated %v", lineage, similar, far)
 	}
+	// Every archived memory is reachable from the surface within the
+	// expansion hop budget (All-Mem's Cov(H) = 1).
+	if cov := c.links.Coverage(c.opts.ExpandHops); cov != 1 {
+		t.Fatalf("coverage within %d hops = %v", c.opts.ExpandHops, cov)
+	}
 	// A second run adds nothing new.
 	if r, _ := c.Consolidate(ctx, nil); r.Merged+r.Contradictions+r.Dependencies != 0 {
 		t.Fatalf("second run %+v", r)
+	}
+}
+
+// MaxNew bounds a run: the new memories past it wait for the next one.
+func TestConsolidateMaxNew(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8})
+	for i := range 5 {
+		if _, err := c.Put(ctx, []Memory{{ID: string(rune('a' + i)), Text: string(rune('a' + i)), Vector: unit(8, i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []int{2, 2, 1, 0} {
+		r, err := c.Consolidate(ctx, &ConsolidateOptions{MaxNew: 2})
+		if err != nil || r.Promoted != want || r.Truncated != (i < 2) {
+			t.Fatalf("run %d: %+v %v (want %d promoted)", i, r, err, want)
+		}
 	}
 }

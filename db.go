@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/store"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -48,7 +50,10 @@ type DB struct {
 	ckptTries int
 	ckptErr   error
 
-	stop        chan struct{} // closed by Close: background work ends
+	stop chan struct{} // closed by Close: background work ends
+	// bgBackend runs consolidation's batched passes on half the cores, so
+	// that searches keep the other half.
+	bgBackend   kernels.Backend
 	lastConsMu  sync.Mutex
 	lastCons    []ConsolidationReport
 	lastConsErr error
@@ -98,6 +103,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	db.info.Duration = time.Since(start)
 	db.stop = make(chan struct{})
+	db.bgBackend = kernels.NewCPU(&kernels.CPUOptions{Workers: max(1, runtime.GOMAXPROCS(0)/2)})
 	if o.ConsolidateEvery > 0 {
 		db.bg.Add(1)
 		go db.consolidateLoop(o.ConsolidateEvery)

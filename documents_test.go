@@ -58,6 +58,7 @@ func TestSurgicalUpdate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("one-word edit (50 → 80 euros): %+v; embedder called for %d chunk(s)", up, embedded.Load())
 	if up.Reembedded != 1 || embedded.Load() != 1 || len(up.Superseded) != 1 || up.Superseded[0] != rep.Created[1] || up.Transferred != 1 {
 		t.Fatalf("update: %+v, %d embedded", up, embedded.Load())
 	}

@@ -2,6 +2,8 @@ package tidemark
 
 import (
 	"fmt"
+
+	"github.com/tidemark/tidemark/simd"
 	"slices"
 	"time"
 
@@ -10,7 +12,7 @@ import (
 
 // Drift-adaptive decay (VDD, "Volatility-Driven Decay"): a drift detector
 // per collection group — the normalised fact subject when a memory has
-// one, else the collection as a whole ("") — is fed every stored memory's
+// one, else one of 16 coarse clusters of the collection — is fed every stored memory's
 // embedding at write time, in log order. Its λ(t) = λ_base + (λ_max −
 // λ_base)·σ(k·(V_t − V0)) (VDD Eq. 3) rises with the distance between the
 // group's recent and archival centroids. tidemark applies it as a factor
@@ -37,7 +39,8 @@ type DriftPoint struct {
 
 // DriftState is one drift group's detector now, with its recent history.
 type DriftState struct {
-	// Group is the normalised fact subject, or "" for memories without one.
+	// Group is the normalised fact subject, or "cluster:N" for memories
+	// without one.
 	Group        string `json:"group"`
 	Observations int    `json:"observations"`
 	// Lambda is λ(t) in the detector's units (per step); Factor the
@@ -70,11 +73,30 @@ type kernelGroup struct {
 // driftOpts are the detectors' options (VDD's defaults).
 var driftOpts = temporal.DriftOptions{}
 
-func (c *Collection) driftName(r *row) string {
-	if r.key.IsZero() {
-		return ""
+// driftClusters is the number of coarse clusters memories without a fact
+// subject fall into.
+const driftClusters = 16
+
+// driftName is row j's drift group: its normalised fact subject, else a
+// coarse cluster — the nearest (by cosine) of the first driftClusters
+// subject-less memories' vectors, taken as anchors in log order, so the
+// grouping is deterministic and replays the same (c.mu held).
+func (c *Collection) driftName(j int, vec []float32) string {
+	r := &c.rows[j]
+	if !r.key.IsZero() {
+		return r.key.Subject
 	}
-	return r.key.Subject
+	if len(c.anchors) < driftClusters {
+		c.anchors = append(c.anchors, vec)
+		return fmt.Sprintf("cluster:%d", len(c.anchors)-1)
+	}
+	best, bi := float32(-2), 0
+	for i, a := range c.anchors {
+		if d := simd.Dot(a, vec); d > best {
+			best, bi = d, i
+		}
+	}
+	return fmt.Sprintf("cluster:%d", bi)
 }
 
 // observeDrift feeds row j's unit vector (its first belief's) to its
@@ -84,7 +106,7 @@ func (c *Collection) observeDrift(j int) {
 	r := &c.rows[j]
 	b0 := r.beliefs[0]
 	vec := c.batch.Vectors[b0*c.opts.Dim : (b0+1)*c.opts.Dim]
-	name := c.driftName(r)
+	name := c.driftName(j, slices.Clone(vec))
 	g := c.drift[name]
 	if g == nil {
 		det, err := temporal.NewDriftDetector(c.opts.Dim, &driftOpts)

@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"unicode"
 
@@ -11,18 +12,26 @@ import (
 )
 
 // relationships plans the relationship edits of a consolidation run for
-// the memories it promotes (unconsolidated and current): their nearest
-// current memories come from one batched pass of the fused stage over the
-// column store (kernels.Backend.ScoreMany, plain cosine), not one query at
-// a time (c.mu held shared).
-func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) ([]edit, error) {
-	var fresh []int
+// the new memories it promotes (unconsolidated and current, at most
+// MaxNew, in write order): their nearest current memories come from
+// batched passes of the fused stage over the column store
+// (kernels.Backend.ScoreMany, plain cosine, on the DB's background
+// backend, which uses half the cores), not one query at a time. It takes
+// the collection's read lock per batch of relBatch memories, so a write
+// waiting for the lock — and the searches queued behind it — wait for one
+// batch, never for the whole run. more reports memories left for the
+// next run.
+func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (fresh []int, edits []edit, more bool, err error) {
+	c.mu.RLock()
 	for j := range c.rows {
 		if r := &c.rows[j]; r.visible && r.status == temporal.Unconsolidated {
+			if len(fresh) == o.MaxNew {
+				more = true
+				break
+			}
 			fresh = append(fresh, j)
 		}
 	}
-	var edits []edit
 	// Lineage: a chunk depends on its document's first chunk.
 	for _, j := range fresh {
 		r := &c.rows[j]
@@ -37,61 +46,82 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 			edits = append(edits, edit{rule: RuleLineage, row: j, other: head})
 		}
 	}
-	if len(fresh) == 0 || c.batch.Len() == 0 {
-		return edits, nil
-	}
-	d := c.opts.Dim
-	qs := make([]kernels.Query, len(fresh))
-	for i, j := range fresh {
-		b := c.rows[j].beliefs[0]
-		qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
-	}
-	p := temporal.Preset(temporal.MethodPlain)
-	// Beliefs of one memory appear once per belief: ask for extra.
-	hits, err := c.db.opts.Backend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)
-	if err != nil {
-		return nil, err
-	}
+	c.mu.RUnlock()
 	merged := map[int]bool{}
-	for i, j := range fresh {
-		r := &c.rows[j]
-		seen := map[int]bool{j: true}
-		n := 0
-		for _, h := range hits[i] {
-			k := int(h.ID)
-			if seen[k] || n >= o.Neighbors {
-				continue
+	p := temporal.Preset(temporal.MethodPlain)
+	d := c.opts.Dim
+	for start := 0; start < len(fresh); start += relBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, false, err
+		}
+		part := fresh[start:min(start+relBatch, len(fresh))]
+		c.mu.RLock()
+		if c.dropped {
+			c.mu.RUnlock()
+			return nil, nil, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+		}
+		qs := make([]kernels.Query, len(part))
+		for i, j := range part {
+			b := c.rows[j].beliefs[0]
+			qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
+		}
+		// Beliefs of one memory appear once per belief: ask for extra.
+		hits, err := c.db.bgBackend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)
+		if err != nil {
+			c.mu.RUnlock()
+			return nil, nil, false, err
+		}
+		for i, j := range part {
+			edits = c.relate(j, hits[i], o, merged, edits)
+		}
+		c.mu.RUnlock()
+	}
+	return fresh, edits, more, nil
+}
+
+// relBatch is how many new memories one read-locked ScoreMany pass takes.
+const relBatch = 256
+
+// relate plans the edits between new row j and its nearest memories
+// (c.mu held shared).
+func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, merged map[int]bool, edits []edit) []edit {
+	r := &c.rows[j]
+	seen := map[int]bool{j: true}
+	n := 0
+	for _, h := range hits {
+		k := int(h.ID)
+		if seen[k] || n >= o.Neighbors {
+			continue
+		}
+		seen[k] = true
+		ok := &c.rows[k]
+		if !ok.visible || merged[k] {
+			continue
+		}
+		n++
+		sim := h.Score
+		// Older and newer by creation, then by write order.
+		older := ok.created < r.created || (ok.created == r.created && k < j)
+		switch {
+		case sim >= o.MergeSim && older && c.nearDuplicate(j, k, o.MergeWords):
+			edits = append(edits, edit{rule: RuleMerge, row: j, other: k})
+			merged[j] = true
+		case sim >= o.DependSim && older && !c.deps[[2]int{j, k}] && !c.deps[[2]int{k, j}]:
+			edits = append(edits, edit{rule: RuleSimilar, row: j, other: k})
+		}
+		if merged[j] {
+			break
+		}
+		if sim >= o.ConflictSim && (k > j || !isFresh(ok)) && !containsInt(r.contradicts, k) &&
+			(r.key.IsZero() || r.key != ok.key) && topicConflict(r.normText, ok.normText) {
+			v := 0.0
+			if c.prefer(j, k) {
+				v = 1
 			}
-			seen[k] = true
-			ok := &c.rows[k]
-			if !ok.visible || merged[k] {
-				continue
-			}
-			n++
-			sim := h.Score
-			// Older and newer by creation, then by write order.
-			older := ok.created < r.created || (ok.created == r.created && k < j)
-			switch {
-			case sim >= o.MergeSim && older && c.nearDuplicate(j, k, o.MergeWords):
-				edits = append(edits, edit{rule: RuleMerge, row: j, other: k})
-				merged[j] = true
-			case sim >= o.DependSim && older && !c.deps[[2]int{j, k}] && !c.deps[[2]int{k, j}]:
-				edits = append(edits, edit{rule: RuleSimilar, row: j, other: k})
-			}
-			if merged[j] {
-				break
-			}
-			if sim >= o.ConflictSim && (k > j || !isFresh(ok)) && !containsInt(r.contradicts, k) &&
-				(r.key.IsZero() || r.key != ok.key) && topicConflict(r.normText, ok.normText) {
-				v := 0.0
-				if c.prefer(j, k) {
-					v = 1
-				}
-				edits = append(edits, edit{rule: RuleTopicConflict, row: j, other: k, value: v})
-			}
+			edits = append(edits, edit{rule: RuleTopicConflict, row: j, other: k, value: v})
 		}
 	}
-	return edits, nil
+	return edits
 }
 
 func isFresh(r *row) bool { return r.status == temporal.Unconsolidated }

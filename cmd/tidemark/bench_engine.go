@@ -41,3 +41,24 @@ func runBenchEngine(args []string, stdout, stderr io.Writer) error {
 	}
 	return rep.WriteTable(stdout)
 }
+
+func runBenchConsolidate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench consolidate", stderr)
+	n := fs.Int("n", 20000, "memories")
+	dim := fs.Int("dim", 384, "vector dimension")
+	queries := fs.Int("queries", 2000, "searches per latency measurement")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunConsolidate(ctx, bench.ConsolidateConfig{N: *n, Dim: *dim, Queries: *queries, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}

@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// ConsolidateConfig configures RunConsolidate: the cost of a consolidation
+// run over a collection of N memories, and the latency of searches run
+// while it works against the same searches with nothing else running.
+type ConsolidateConfig struct {
+	// Dir is where the database goes (default a temporary directory).
+	Dir string
+	// N memories of Dim dimensions (defaults 20000 and 384), a third of
+	// them facts whose keys repeat (so some supersede others), one in
+	// twenty a near-duplicate of an earlier one, one in ten an event.
+	N, Dim int
+	// Queries is the number of searches in each latency measurement
+	// (default 2000), K their results (default 10).
+	Queries, K int
+	// Progress, when set, receives a line per phase.
+	Progress io.Writer
+}
+
+// ConsolidateReport is RunConsolidate's result.
+type ConsolidateReport struct {
+	N   int `json:"n"`
+	Dim int `json:"dim"`
+	// FirstS is the first run (every memory new: lifecycle, relationships
+	// by one batched pass over the collection, ripples), AgainS a second
+	// run with nothing new; both also per 10k memories.
+	FirstS       float64                      `json:"first_s"`
+	FirstPer10kS float64                      `json:"first_per_10k_s"`
+	AgainS       float64                      `json:"again_s"`
+	AgainPer10kS float64                      `json:"again_per_10k_s"`
+	Report       tidemark.ConsolidationReport `json:"report"`
+	// Search latency in milliseconds, medians over Rounds rounds of
+	// Queries searches, alone and while the first (heavy) run works (the
+	// consolidation is started again if it ends first: BusyRuns).
+	AloneP50 float64 `json:"alone_ms_p50"`
+	AloneP99 float64 `json:"alone_ms_p99"`
+	BusyP50  float64 `json:"busy_ms_p50"`
+	BusyP99  float64 `json:"busy_ms_p99"`
+	// Ratios busy ÷ alone of round i's latencies: median and min.
+	RatioP50    float64 `json:"ratio_p50"`
+	RatioP50Min float64 `json:"ratio_p50_min"`
+	RatioP99    float64 `json:"ratio_p99"`
+	RatioP99Min float64 `json:"ratio_p99_min"`
+	Rounds      int     `json:"rounds"`
+	BusyRuns    int     `json:"busy_runs"`
+}
+
+// RunConsolidate runs the consolidation benchmark.
+func RunConsolidate(ctx context.Context, cfg ConsolidateConfig) (ConsolidateReport, error) {
+	if cfg.N == 0 {
+		cfg.N = 20000
+	}
+	if cfg.Dim == 0 {
+		cfg.Dim = 384
+	}
+	if cfg.Queries == 0 {
+		cfg.Queries = 2000
+	}
+	if cfg.K == 0 {
+		cfg.K = 10
+	}
+	rep := ConsolidateReport{N: cfg.N, Dim: cfg.Dim}
+	say := func(format string, a ...any) {
+		if cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, format+"\n", a...)
+		}
+	}
+	root := cfg.Dir
+	if root == "" {
+		var err error
+		if root, err = os.MkdirTemp("", "tidemark-bench-consolidate-"); err != nil {
+			return rep, err
+		}
+		defer os.RemoveAll(root)
+	}
+	build := func(dir string) (*tidemark.DB, *tidemark.Collection, error) {
+		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
+			Clock: func() time.Time { return clock }})
+		if err != nil {
+			return nil, nil, err
+		}
+		c, err := db.CreateCollection(ctx, "bench", &tidemark.CollectionOptions{Dim: cfg.Dim})
+		if err != nil {
+			db.Close()
+			return nil, nil, err
+		}
+		rng := rand.New(rand.NewPCG(9, 9))
+		var vecs [][]float32
+		var texts []string
+		for w := 0; w < cfg.N; w += 1000 {
+			bt := make([]tidemark.Memory, min(1000, cfg.N-w))
+			for i := range bt {
+				n := w + i
+				v := make([]float32, cfg.Dim)
+				for j := range v {
+					v[j] = float32(rng.NormFloat64())
+				}
+				m := tidemark.Memory{ID: fmt.Sprintf("m%d", n), Text: fmt.Sprintf("memory %d says %d", n, rng.IntN(100)), Vector: v,
+					Source: temporal.Source(1 + rng.IntN(7)), Created: clock.AddDate(0, 0, -rng.IntN(120))}
+				switch {
+				case n%20 == 19 && n > 0: // a near-duplicate: the same words, another punctuation
+					o := rng.IntN(len(vecs))
+					for j := range v {
+						v[j] = vecs[o][j] + float32(0.01*rng.NormFloat64())
+					}
+					m.Text = texts[o] + "!"
+					m.Kind, m.Subject, m.Relation, m.Object, m.ValidFrom, m.ValidTo, m.DependsOn = 0, "", "", "", time.Time{}, time.Time{}, nil
+				case n%3 == 0:
+					m.Kind, m.Subject, m.Relation, m.Object = temporal.Versioned, fmt.Sprintf("s%d", rng.IntN(cfg.N/6+1)), "value", fmt.Sprint(rng.IntN(5))
+				case n%10 == 1:
+					m.Kind, m.ValidFrom, m.ValidTo = temporal.Event, clock.AddDate(0, 0, -30), clock.AddDate(0, 0, 1+rng.IntN(60)-30)
+				}
+				if n > 10 && n%7 == 0 {
+					m.DependsOn = []string{fmt.Sprintf("m%d", rng.IntN(n))}
+				}
+				vecs, texts = append(vecs, v), append(texts, m.Text)
+				bt[i] = m
+			}
+			if _, err := c.Put(ctx, bt); err != nil {
+				db.Close()
+				return nil, nil, err
+			}
+		}
+		return db, c, nil
+	}
+	qrng := rand.New(rand.NewPCG(4, 4))
+	queries := make([][]float32, cfg.Queries)
+	for i := range queries {
+		queries[i] = make([]float32, cfg.Dim)
+		for j := range queries[i] {
+			queries[i][j] = float32(qrng.NormFloat64())
+		}
+	}
+	search := func(c *tidemark.Collection) ([]float64, error) {
+		lat := make([]float64, 0, len(queries))
+		for _, q := range queries {
+			start := time.Now()
+			if _, err := c.Search(ctx, &tidemark.SearchRequest{Vector: q, K: cfg.K}); err != nil {
+				return nil, err
+			}
+			lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+		}
+		slices.Sort(lat)
+		return lat, nil
+	}
+	pct := func(s []float64, p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+
+	say("building %d memories of %d dimensions", cfg.N, cfg.Dim)
+	db, c, err := build(root + "/a")
+	if err != nil {
+		return rep, err
+	}
+	start := time.Now()
+	if rep.Report, err = c.Consolidate(ctx, nil); err != nil {
+		db.Close()
+		return rep, err
+	}
+	rep.FirstS = time.Since(start).Seconds()
+	start = time.Now()
+	if _, err := c.Consolidate(ctx, nil); err != nil {
+		db.Close()
+		return rep, err
+	}
+	rep.AgainS = time.Since(start).Seconds()
+	rep.FirstPer10kS, rep.AgainPer10kS = rep.FirstS*10000/float64(cfg.N), rep.AgainS*10000/float64(cfg.N)
+	say("consolidation: first run %.2f s, again %.3f s (%+v)", rep.FirstS, rep.AgainS, rep.Report)
+	const rounds = 3
+	rep.Rounds = rounds
+	var alone [][]float64
+	for range rounds {
+		lat, err := search(c)
+		if err != nil {
+			db.Close()
+			return rep, err
+		}
+		alone = append(alone, lat)
+	}
+	db.Close()
+	// Again from scratch, with the first (heavy) run started over and over
+	// while the same searches run.
+	db, c, err = build(root + "/b")
+	if err != nil {
+		return rep, err
+	}
+	defer db.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var cerr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := c.Consolidate(ctx, nil); err != nil {
+				cerr = err
+				return
+			}
+			rep.BusyRuns++
+		}
+	}()
+	time.Sleep(50 * time.Millisecond) // let the first run start
+	var busy [][]float64
+	for range rounds {
+		lat, err := search(c)
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			return rep, err
+		}
+		busy = append(busy, lat)
+	}
+	close(stop)
+	wg.Wait()
+	if cerr != nil {
+		return rep, cerr
+	}
+	med := func(xs []float64) float64 { return median(slices.Sorted(slices.Values(xs))) }
+	var ap50, ap99, bp50, bp99, r50, r99 []float64
+	for i := range rounds {
+		ap50, ap99 = append(ap50, pct(alone[i], 0.5)), append(ap99, pct(alone[i], 0.99))
+		bp50, bp99 = append(bp50, pct(busy[i], 0.5)), append(bp99, pct(busy[i], 0.99))
+		r50, r99 = append(r50, bp50[i]/ap50[i]), append(r99, bp99[i]/ap99[i])
+	}
+	rep.AloneP50, rep.AloneP99, rep.BusyP50, rep.BusyP99 = med(ap50), med(ap99), med(bp50), med(bp99)
+	rep.RatioP50, rep.RatioP50Min, rep.RatioP99, rep.RatioP99Min = med(r50), slices.Min(r50), med(r99), slices.Min(r99)
+	return rep, nil
+}
+
+// WriteJSON writes the report as JSON.
+func (r *ConsolidateReport) WriteJSON(w io.Writer) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(r)
+}
+
+// WriteTable writes the report as a table.
+func (r *ConsolidateReport) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "consolidation of %d memories, dim %d\n", r.N, r.Dim)
+	fmt.Fprintf(tw, "first run (all new)\t%.2f s\t%.2f s per 10k\n", r.FirstS, r.FirstPer10kS)
+	fmt.Fprintf(tw, "second run (nothing new)\t%.3f s\t%.3f s per 10k\n", r.AgainS, r.AgainPer10kS)
+	fmt.Fprintf(tw, "edits\tpromoted %d, expired %d, merged %d, dependencies %d, contradictions %d, ripples %d\n",
+		r.Report.Promoted, r.Report.Expired, r.Report.Merged, r.Report.Dependencies, r.Report.Contradictions, r.Report.Ripples)
+	fmt.Fprintf(tw, "search latency alone (median of %d rounds)\tp50 %.3f ms\tp99 %.3f ms\n", r.Rounds, r.AloneP50, r.AloneP99)
+	fmt.Fprintf(tw, "while consolidating (%d runs)\tp50 %.3f ms\tp99 %.3f ms\n", r.BusyRuns, r.BusyP50, r.BusyP99)
+	fmt.Fprintf(tw, "ratio busy ÷ alone, median (min)\tp50 %.2f× (%.2f×)\tp99 %.2f× (%.2f×)\n", r.RatioP50, r.RatioP50Min, r.RatioP99, r.RatioP99Min)
+	return tw.Flush()
+}
