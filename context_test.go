@@ -50,24 +50,26 @@ func TestAssembleContextConflict(t *testing.T) {
 		!strings.Contains(text, "Feedback: +4/-0") || !strings.Contains(text, "FINAL: ") {
 		t.Fatalf("block:\n%s", text)
 	}
-	// Without supersession (no fact key on the rumour) both reach the
-	// block and consolidation's flag marks the conflict.
-	if _, err := c.Put(ctx, []Memory{{ID: "email-sky", Text: "Per the vendor email the calibration baseline is green.", Vector: []float32{1, 0.35, 0, 0},
-		Source: temporal.SourceEmail, Created: time.Date(2026, 4, 19, 0, 0, 0, 0, time.UTC)}}); err != nil {
+	// Two sources without a fact key that disagree on a number: the
+	// consolidation run flags the topic conflict and the block shows it.
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "wiki-cal", Text: "Sensors are recalibrated every 3 months against the yellow sky baseline.", Vector: []float32{1, 0.4, 0.1, 0},
+			Source: temporal.SourceWiki, Created: time.Date(2026, 4, 17, 0, 0, 0, 0, time.UTC), Positive: 4, Access: 5},
+		{ID: "email-cal", Text: "Sensors are recalibrated every 6 months against the yellow sky baseline.", Vector: []float32{1, 0.42, 0.1, 0},
+			Source: temporal.SourceEmail, Created: time.Date(2026, 4, 19, 0, 0, 0, 0, time.UTC)},
+	}); err != nil {
 		t.Fatal(err)
 	}
-	c.mu.Lock()
-	a, b := c.byID["wiki-sky"], c.byID["email-sky"]
-	c.rows[a].contradicts = append(c.rows[a].contradicts, b)
-	c.rows[b].contradicts = append(c.rows[b].contradicts, a)
-	c.mu.Unlock()
+	if r, err := c.Consolidate(ctx, nil); err != nil || r.Contradictions == 0 {
+		t.Fatalf("consolidation found no conflict: %+v %v", r, err)
+	}
 	blk, err = c.AssembleContext(ctx, &SearchRequest{Vector: []float32{1, 0.4, 0, 0}, K: 5}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	text = blk.Text()
 	t.Log("\n" + text)
-	if len(blk.Documents) != 2 || len(blk.Warnings) != 1 || !strings.Contains(text, "(CONFLICTS WITH DOC 1)") || !strings.Contains(blk.Warnings[0], "CONFLICT") {
+	if len(blk.Documents) < 2 || len(blk.Warnings) == 0 || !strings.Contains(text, "CONFLICTS WITH DOC") || !strings.Contains(blk.Warnings[0], "CONFLICT") {
 		t.Fatalf("block:\n%s", text)
 	}
 	if blk.Tokens > blk.Budget || blk.Tokens < estimateTokens(text)-5 || blk.Tokens > estimateTokens(text)+5 {
@@ -76,9 +78,9 @@ func TestAssembleContextConflict(t *testing.T) {
 	if _, err := json.Marshal(blk); err != nil {
 		t.Fatal(err)
 	}
-	// A small budget keeps the best document and omits the rest.
+	// A small budget keeps the best documents and omits the rest.
 	small, err := c.AssembleContext(ctx, &SearchRequest{Vector: []float32{1, 0.4, 0, 0}, K: 5}, &ContextOptions{TokenBudget: blk.Tokens - 10})
-	if err != nil || len(small.Documents) != 1 || small.Omitted != 1 || small.Tokens > small.Budget {
+	if err != nil || len(small.Documents) != len(blk.Documents)-1 || small.Omitted != 1 || small.Tokens > small.Budget {
 		t.Fatalf("small budget: %+v %v", small, err)
 	}
 }
