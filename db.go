@@ -563,7 +563,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	}
 	rows := slices.Collect(maps.Keys(seen))
 	sort.Slice(rows, func(a, b int) bool {
-		return newer(c.rows[rows[b]].assertion(rows[b]), c.rows[rows[a]].assertion(rows[a]))
+		return temporal.Newer(c.rows[rows[b]].assertion(rows[b]), c.rows[rows[a]].assertion(rows[a]))
 	})
 	out := make([]Memory, len(rows))
 	for i, r := range rows {

@@ -76,24 +76,9 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	for _, t := range []struct {
-		t    time.Time
-		what string
-	}{{req.Now, "now"}, {req.AsOf, "as_of"}, {req.AsOfTx, "as_of_tx"}} {
-		if err := validTime(t.t, t.what); err != nil {
-			return nil, err
-		}
-	}
-	now := req.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	at, tx := now, now
-	if !req.AsOf.IsZero() {
-		at = req.AsOf
-	}
-	if !req.AsOfTx.IsZero() {
-		tx = req.AsOfTx
+	now, at, tx, err := queryTimes(req.Now, req.AsOf, req.AsOfTx, time.Now)
+	if err != nil {
+		return nil, err
 	}
 	// The float32 clock of the fused stage starts at the query's day.
 	epoch := days(now.UTC().Truncate(24*time.Hour), 0)

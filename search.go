@@ -178,24 +178,9 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	if err := q.params.Validate(); err != nil {
 		return q, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	for _, t := range []struct {
-		t    time.Time
-		what string
-	}{{req.Now, "now"}, {req.AsOf, "as_of"}, {req.AsOfTx, "as_of_tx"}} {
-		if err := validTime(t.t, t.what); err != nil {
-			return q, err
-		}
-	}
-	now := req.Now
-	if now.IsZero() {
-		now = c.db.opts.Clock()
-	}
-	at, tx := now, now
-	if !req.AsOf.IsZero() {
-		at = req.AsOf
-	}
-	if !req.AsOfTx.IsZero() {
-		tx = req.AsOfTx
+	now, at, tx, err := queryTimes(req.Now, req.AsOf, req.AsOfTx, c.db.opts.Clock)
+	if err != nil {
+		return q, err
 	}
 	q.nowDays = days(now, 0)
 	// Query times are rounded to the column store's float32 clock, so that
@@ -230,6 +215,30 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	q.historical = at.Before(now) || tx.Before(now) || q.nowDays < last || days(at, 0) < histUntil ||
 		!q.params.MaskExpired || !q.params.MaskRetired
 	return q, nil
+}
+
+// queryTimes checks a query's reference time, valid time and transaction
+// time and fills the defaults: now from clock, the other two from now.
+func queryTimes(now, asOf, asOfTx time.Time, clock func() time.Time) (n, at, tx time.Time, err error) {
+	for _, t := range []struct {
+		t    time.Time
+		what string
+	}{{now, "now"}, {asOf, "as_of"}, {asOfTx, "as_of_tx"}} {
+		if err := validTime(t.t, t.what); err != nil {
+			return n, at, tx, err
+		}
+	}
+	if now.IsZero() {
+		now = clock()
+	}
+	at, tx = now, now
+	if !asOf.IsZero() {
+		at = asOf
+	}
+	if !asOfTx.IsZero() {
+		tx = asOfTx
+	}
+	return now, at, tx, nil
 }
 
 // dayQ is t on the column store's clock (days since the epoch, rounded

@@ -183,7 +183,7 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 		chain := c.byKey[r.key]
 		a := r.assertion(idx)
 		keyPos = len(chain)
-		for keyPos > 0 && newer(c.rows[chain[keyPos-1]].assertion(chain[keyPos-1]), a) {
+		for keyPos > 0 && temporal.Newer(c.rows[chain[keyPos-1]].assertion(chain[keyPos-1]), a) {
 			keyPos--
 		}
 		if keyPos > 0 {
@@ -257,18 +257,6 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 
 func (r *row) assertion(idx int) temporal.Assertion {
 	return temporal.Assertion{ID: uint64(idx), Key: r.key, Object: r.mem.Object, ValidFrom: r.effFrom, RecordedAt: r.rec}
-}
-
-// newer is temporal.Resolve's order: later valid-from, then later
-// transaction time, then later write.
-func newer(a, b temporal.Assertion) bool {
-	if c := cmp.Compare(a.ValidFrom, b.ValidFrom); c != 0 {
-		return c > 0
-	}
-	if c := cmp.Compare(a.RecordedAt, b.RecordedAt); c != 0 {
-		return c > 0
-	}
-	return a.ID > b.ID
 }
 
 // link inserts row idx into chain at pos: the row before it is superseded

@@ -348,7 +348,7 @@ func (b *builder) add(i int, l *CorpusLine, vec []float32) {
 		chain := b.byKey[r.key]
 		a := r.assertion()
 		keyPos = len(chain)
-		for keyPos > 0 && newer(b.rows[chain[keyPos-1]].assertion(), a) {
+		for keyPos > 0 && temporal.Newer(b.rows[chain[keyPos-1]].assertion(), a) {
 			keyPos--
 		}
 		if keyPos > 0 {
@@ -378,18 +378,6 @@ func (b *builder) add(i int, l *CorpusLine, vec []float32) {
 		}
 		b.byDoc[dc] = b.link(chain, pos, idx)
 	}
-}
-
-// newer is the order of temporal.Resolve: a is newer than b when its
-// valid-from is later, then its transaction time, then its line.
-func newer(a, b temporal.Assertion) bool {
-	if c := cmp.Compare(a.ValidFrom, b.ValidFrom); c != 0 {
-		return c > 0
-	}
-	if c := cmp.Compare(a.RecordedAt, b.RecordedAt); c != 0 {
-		return c > 0
-	}
-	return a.ID > b.ID
 }
 
 // link inserts row idx into chain at pos; the row before it is superseded

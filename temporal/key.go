@@ -100,13 +100,15 @@ func Resolve(a, b Assertion) Relation {
 	if NormalizeObject(a.Object) == NormalizeObject(b.Object) {
 		return Duplicate
 	}
-	if newer(a, b) {
+	if Newer(a, b) {
 		return Supersedes
 	}
 	return SupersededBy
 }
 
-func newer(a, b Assertion) bool {
+// Newer is Resolve's order, a total order on assertions: a is newer than b
+// when its ValidFrom is later, then its RecordedAt, then its ID.
+func Newer(a, b Assertion) bool {
 	if a.ValidFrom != b.ValidFrom {
 		return a.ValidFrom > b.ValidFrom
 	}
