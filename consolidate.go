@@ -141,6 +141,10 @@ type ConsolidateOptions struct {
 	// MaxNew bounds how many new memories one run promotes and relates
 	// (default 50000); the rest wait for the next run.
 	MaxNew int
+	// Budget bounds the time a run spends relating new memories (default
+	// 30 s): when it is spent, the memories related so far are promoted
+	// and the rest wait for the next run (the report says Truncated).
+	Budget time.Duration
 }
 
 func (o *ConsolidateOptions) relDefaults() {
@@ -161,6 +165,9 @@ func (o *ConsolidateOptions) relDefaults() {
 	}
 	if o.MaxNew <= 0 {
 		o.MaxNew = 50000
+	}
+	if o.Budget <= 0 {
+		o.Budget = 30 * time.Second
 	}
 }
 

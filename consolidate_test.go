@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -317,5 +318,28 @@ func TestConsolidateMaxNew(t *testing.T) {
 		if err != nil || r.Promoted != want || r.Truncated != (i < 2) {
 			t.Fatalf("run %d: %+v %v (want %d promoted)", i, r, err, want)
 		}
+	}
+}
+
+// A spent time budget promotes what was related and leaves the rest for
+// the next run.
+func TestConsolidateBudget(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8})
+	var ms []Memory
+	for i := range relBatch + 10 {
+		ms = append(ms, Memory{ID: fmt.Sprint("m", i), Text: fmt.Sprint("memory ", i), Vector: unit(8, i)})
+	}
+	if _, err := c.Put(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	r, err := c.Consolidate(ctx, &ConsolidateOptions{Budget: time.Nanosecond})
+	if err != nil || r.Promoted != relBatch || !r.Truncated {
+		t.Fatalf("first run %+v %v", r, err)
+	}
+	if r, _ := c.Consolidate(ctx, nil); r.Promoted != 10 || r.Truncated {
+		t.Fatalf("second run %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/tidemark/tidemark/index"
@@ -50,9 +51,25 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 	merged := map[int]bool{}
 	p := temporal.Preset(temporal.MethodPlain)
 	d := c.opts.Dim
+	deadline := time.Now().Add(o.Budget)
 	for start := 0; start < len(fresh); start += relBatch {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, false, err
+		}
+		if start > 0 && time.Now().After(deadline) {
+			// Out of time: promote what was related; the rest next run.
+			// (Lineage edits of the rest are dropped with them.)
+			done := make(map[int]bool, start)
+			for _, j := range fresh[:start] {
+				done[j] = true
+			}
+			kept := edits[:0]
+			for _, e := range edits {
+				if done[e.row] {
+					kept = append(kept, e)
+				}
+			}
+			return fresh[:start], kept, true, nil
 		}
 		part := fresh[start:min(start+relBatch, len(fresh))]
 		c.mu.RLock()
