@@ -49,6 +49,7 @@ type Collection struct {
 	visible   int
 	lastTx    float64 // the latest transaction time written or given, days
 	dropped   bool
+	consMu    sync.Mutex // one consolidation run at a time
 	// rippleSeeds are the memories superseded since the last consolidation
 	// run, in order; audit is every consolidation edit.
 	rippleSeeds []int

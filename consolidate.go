@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -89,8 +90,10 @@ type AuditEntry struct {
 	// base-confidence penalty of a ripple; Depth its hop.
 	From, To temporal.Status
 	Penalty  float64
-	// Reason is a machine-readable reason code.
+	// Reason is a machine-readable reason code; Prefer names the memory a
+	// topic conflict's majority vote prefers.
 	Reason string
+	Prefer string `json:",omitempty"`
 }
 
 // ConsolidationReport says what one run did.
@@ -125,7 +128,8 @@ type ConsolidateOptions struct {
 	// waits for the next run.
 	MaxEdits int
 	// Ripple bounds ripple propagation (default temporal.DefaultRipple():
-	// γ = 0.15, D_max = 2; FanOut 0 is replaced by 64).
+	// γ = 0.15, D_max = 2, fan-out 32; a given FanOut of 0 is replaced by
+	// that default).
 	Ripple *temporal.RippleParams
 	// Relationship building looks at the Neighbors most similar current
 	// memories of each memory promoted in the run (default 8), found for
@@ -163,10 +167,10 @@ func (o *ConsolidateOptions) relDefaults() {
 	if o.ConflictSim == 0 {
 		o.ConflictSim = 0.8
 	}
-	if o.MaxNew <= 0 {
+	if o.MaxNew == 0 {
 		o.MaxNew = 50000
 	}
-	if o.Budget <= 0 {
+	if o.Budget == 0 {
 		o.Budget = 30 * time.Second
 	}
 }
@@ -196,9 +200,17 @@ func (db *DB) Consolidate(ctx context.Context, opts *ConsolidateOptions) ([]Cons
 func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) (ConsolidationReport, error) {
 	start := time.Now()
 	rep := ConsolidationReport{Collection: c.name}
+	if err := c.db.enter(); err != nil {
+		return rep, err
+	}
+	defer c.db.calls.Done()
 	if err := c.db.usable(); err != nil {
 		return rep, err
 	}
+	// One run at a time per collection: a second plan made before the
+	// first is applied would repeat its edits.
+	c.consMu.Lock()
+	defer c.consMu.Unlock()
 	o := ConsolidateOptions{}
 	if opts != nil {
 		o = *opts
@@ -209,7 +221,10 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if err := validTime(o.Now, "now"); err != nil {
 		return rep, err
 	}
-	if o.MaxEdits <= 0 {
+	if o.MaxEdits < 0 || o.MaxNew < 0 || o.Budget < 0 {
+		return rep, fmt.Errorf("%w: negative MaxEdits, MaxNew or Budget", ErrInvalid)
+	}
+	if o.MaxEdits == 0 {
 		o.MaxEdits = 100000
 	}
 	o.relDefaults()
@@ -226,7 +241,7 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		rp = *o.Ripple
 	}
 	if rp.FanOut == 0 {
-		rp.FanOut = 64
+		rp.FanOut = temporal.DefaultRipple().FanOut
 	}
 	if !(rp.Gamma >= 0 && rp.Gamma <= 1) || rp.MaxDepth < 0 || rp.MaxDepth > 16 || rp.FanOut < 0 {
 		return rep, fmt.Errorf("%w: ripple parameters %+v", ErrInvalid, rp)
@@ -240,16 +255,19 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		return rep, err
 	}
 	rep.Truncated = truncated
-	if len(edits) > 0 || seeds > 0 {
+	var applied []edit
+	if len(edits) > 0 || len(seeds) > 0 {
 		res, err := c.db.commit(ctx, &record{typ: recConsolidate, coll: c.name, inc: c.incarnation, edits: edits, seeds: seeds})
 		if err != nil {
 			return rep, err
 		}
-		if seq, ok := res.(uint64); ok {
-			rep.Seq = seq
+		if r, ok := res.(consolidated); ok {
+			rep.Seq, applied = r.seq, r.applied
 		}
 	}
-	for _, e := range edits {
+	// The counts are of the edits applied (an edit a concurrent write made
+	// moot is skipped).
+	for _, e := range applied {
 		switch e.rule {
 		case RuleLifecycle:
 			switch temporal.Status(e.value) {
@@ -281,13 +299,13 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 
 // plan decides a run's edits at time now (days) and how many ripple
 // seeds it consumes.
-func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, o *ConsolidateOptions) (edits []edit, seeds int, truncated bool, err error) {
+func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RippleParams, o *ConsolidateOptions) (edits []edit, seeds []int, truncated bool, err error) {
 	maxEdits := o.MaxEdits
 	// 3. (first, with its own short read locks) Relationships of the new
 	// memories this run promotes.
 	fresh, rel, more, err := c.relationships(ctx, o)
 	if err != nil {
-		return nil, 0, false, err
+		return nil, nil, false, err
 	}
 	defer func() { truncated = truncated || more }()
 	isNew := make(map[int]bool, len(fresh))
@@ -297,7 +315,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
-		return nil, 0, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+		return nil, nil, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	cp := temporal.Preset(c.opts.Method).Confidence
 	full := func() bool {
@@ -311,7 +329,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	for j := range c.rows {
 		if j%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, 0, false, err
+				return nil, nil, false, err
 			}
 		}
 		r := &c.rows[j]
@@ -350,14 +368,24 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		}
 		edits = append(edits, e)
 	}
-	// 3. The relationships found above.
+	// 3. The relationships found above. A row whose relationship edits do
+	// not all fit is not promoted either: it stays new, and the next run
+	// relates it again.
+	cut := map[int]bool{}
 	for _, e := range rel {
-		if full() {
-			break
+		if !c.rows[e.row].visible || (e.rule == RuleMerge && !c.rows[e.other].visible) {
+			continue
 		}
-		if c.rows[e.row].visible && (e.rule != RuleMerge || c.rows[e.other].visible) {
-			edits = append(edits, e)
+		if cut[e.row] || full() {
+			cut[e.row] = true
+			continue
 		}
+		edits = append(edits, e)
+	}
+	if len(cut) > 0 {
+		edits = slices.DeleteFunc(edits, func(e edit) bool {
+			return cut[e.row] && (e.rule != RuleLifecycle || e.other == int(temporal.Unconsolidated))
+		})
 	}
 	// 4. Ripples from the memories superseded since the last run.
 	dependedBy := func(k uint64) []uint64 { return c.links.Neighbors(k, index.LinkDependedBy) }
@@ -368,28 +396,39 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		for _, h := range temporal.Ripple(rp, uint64(seed), dependedBy) {
 			edits = append(edits, edit{rule: RuleRipple, row: int(h.ID), other: seed, value: h.Penalty})
 		}
-		seeds++
+		seeds = append(seeds, seed)
 	}
 	return edits, seeds, truncated, nil
 }
 
-// applyConsolidate applies a run's edits (in log order).
-func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx float64) {
+// consolidated is what applying a run's record returns.
+type consolidated struct {
+	seq     uint64
+	applied []edit
+}
+
+// applyConsolidate applies a run's edits (in log order), skipping those a
+// write since the plan made moot, and returns the ones applied.
+func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx float64) consolidated {
+	res := consolidated{seq: seq}
 	c.mu.Lock()
 	if c.dropped {
 		c.mu.Unlock()
-		return
+		return res
 	}
 	var leave []int
 	at := fromDays(tx)
 	for _, e := range edits {
-		if e.row < 0 || e.row >= len(c.rows) || e.other >= len(c.rows) && e.rule != RuleLifecycle {
+		if !e.valid(len(c.rows)) {
 			continue // cannot happen for a record this build wrote
 		}
 		r := &c.rows[e.row]
 		a := AuditEntry{Seq: seq, Time: at, Rule: e.rule, ID: r.mem.ID}
 		switch e.rule {
 		case RuleLifecycle:
+			if !r.visible || r.superseded || r.status != temporal.Status(e.other) {
+				continue // superseded, expired or moved since the plan
+			}
 			a.From, a.To = r.status, temporal.Status(e.value)
 			a.Reason = "CONFIDENCE_" + a.To.String()
 			r.status = a.To
@@ -406,6 +445,9 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 			leave = append(leave, e.row)
 		case RuleSameKey:
 			a.Other, a.Reason = c.rows[e.other].mem.ID, "CONTRADICTS_SAME_KEY"
+			if slices.Contains(r.contradicts, e.other) {
+				continue
+			}
 			r.contradicts = append(r.contradicts, e.other)
 			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
 			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
@@ -428,11 +470,17 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 			if e.rule == RuleSimilar {
 				a.Reason = "DEPENDS_ON_SIMILAR"
 			}
+			if c.deps[[2]int{e.row, e.other}] {
+				continue
+			}
 			c.addDep(e.row, e.other)
 		case RuleTopicConflict:
-			a.Other, a.Reason = c.rows[e.other].mem.ID, "CONTRADICTS_TOPIC_PREFER_"+r.mem.ID
+			a.Other, a.Reason, a.Prefer = c.rows[e.other].mem.ID, "CONTRADICTS_TOPIC", r.mem.ID
 			if e.value == 0 {
-				a.Reason = "CONTRADICTS_TOPIC_PREFER_" + c.rows[e.other].mem.ID
+				a.Prefer = c.rows[e.other].mem.ID
+			}
+			if slices.Contains(r.contradicts, e.other) {
+				continue
 			}
 			r.contradicts = append(r.contradicts, e.other)
 			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
@@ -440,8 +488,15 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 		}
 		c.syncCounters(e.row)
 		c.audit = append(c.audit, a)
+		res.applied = append(res.applied, e)
 	}
-	c.rippleSeeds = c.rippleSeeds[min(seeds, len(c.rippleSeeds)):]
+	// Drop the seeds this run rippled (and only those: seeds that arrived
+	// since its plan wait for the next run).
+	done := make(map[int]bool, len(seeds))
+	for _, sd := range seeds {
+		done[sd] = true
+	}
+	c.rippleSeeds = slices.DeleteFunc(c.rippleSeeds, func(sd int) bool { return done[sd] })
 	vecs := make(map[int][]float32, len(leave))
 	for _, r := range leave {
 		b := c.rows[r].beliefs[0]
@@ -452,19 +507,56 @@ func (c *Collection) applyConsolidate(edits []edit, seeds int, seq uint64, tx fl
 		_ = c.surface.Delete(uint64(r))
 	}
 	insertAll(c.archive, leave, vecs)
+	return res
 }
 
-// Orphans returns the superseded memories that no current memory reaches
-// through version links — All-Mem's no-orphan invariant, which must hold
-// (the list is empty) after every write and run. Memories archived
-// because their window ended have no successor; the archive index keeps
-// them reachable instead.
+// valid checks an edit's rows and values against a ledger of n rows.
+func (e *edit) valid(n int) bool {
+	if e.row < 0 || e.row >= n || e.rule >= numRules {
+		return false
+	}
+	switch e.rule {
+	case RuleLifecycle:
+		return e.other >= 0 && e.other <= int(temporal.Archived) && e.value >= 0 && e.value <= float64(temporal.Archived) && e.value == math.Trunc(e.value)
+	case RuleExpired:
+		return true
+	case RuleRipple:
+		return e.other >= 0 && e.other < n && e.value >= 0 && e.value <= 1
+	default:
+		return e.other >= 0 && e.other < n && e.other != e.row && !math.IsNaN(e.value)
+	}
+}
+
+// Orphans returns the superseded or merged memories that no root reaches
+// through version links (new → old) — All-Mem's no-orphan invariant,
+// which must hold (the list is empty) after every write and run. Roots are
+// the current memories and the memories archived because their window
+// ended (which the archive index keeps reachable): a chain whose newest
+// version expired is still whole.
 func (c *Collection) Orphans() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	reached := make([]bool, len(c.rows))
+	var stack []int
+	for j := range c.rows {
+		if r := &c.rows[j]; r.visible || !r.superseded {
+			reached[j] = true
+			stack = append(stack, j)
+		}
+	}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, o := range c.rows[j].supersedes {
+			if !reached[o] {
+				reached[o] = true
+				stack = append(stack, o)
+			}
+		}
+	}
 	var out []string
-	for _, k := range c.links.Orphans() {
-		if j := int(k); j < len(c.rows) && c.rows[j].superseded {
+	for j := range c.rows {
+		if !reached[j] {
 			out = append(out, c.rows[j].mem.ID)
 		}
 	}
@@ -491,8 +583,11 @@ func (c *Collection) Audit(ctx context.Context, since uint64) ([]AuditEntry, err
 	return slices.Clone(c.audit[i:]), nil
 }
 
-func encodeEdits(w *wire.Writer, edits []edit, seeds int) {
-	w.Uvarint(uint64(seeds))
+func encodeEdits(w *wire.Writer, edits []edit, seeds []int) {
+	w.Uvarint(uint64(len(seeds)))
+	for _, sd := range seeds {
+		w.Uvarint(uint64(sd))
+	}
 	w.Uvarint(uint64(len(edits)))
 	for _, e := range edits {
 		w.Byte(byte(e.rule))
@@ -502,14 +597,18 @@ func encodeEdits(w *wire.Writer, edits []edit, seeds int) {
 	}
 }
 
-func decodeEdits(r *wire.Reader) ([]edit, int) {
-	seeds := r.Count(1<<40, 0)
+func decodeEdits(r *wire.Reader) ([]edit, []int) {
+	ns := r.Count(1<<30, 1)
+	seeds := make([]int, 0, ns)
+	for range ns {
+		seeds = append(seeds, int(r.Int64Max(1<<40)))
+	}
 	n := r.Count(1<<30, 4)
 	edits := make([]edit, 0, n)
 	for range n {
 		e := edit{rule: Rule(r.Byte()), row: int(r.Int64Max(1 << 40)), other: int(r.Int(-1, 1<<40)), value: r.Float64()}
-		if e.rule >= numRules {
-			r.Fail(fmt.Errorf("unknown consolidation rule %d", e.rule))
+		if r.Err() == nil && !e.valid(1<<40+1) {
+			r.Fail(fmt.Errorf("invalid consolidation edit %+v", e))
 		}
 		edits = append(edits, e)
 	}

@@ -271,13 +271,13 @@ func TestConsolidateRelationships(t *testing.T) {
 	audit, _ := c.Audit(ctx, 0)
 	for _, a := range audit {
 		if a.Rule == RuleTopicConflict {
-			prefer = a.Reason
+			prefer = a.Prefer
 		}
 	}
 	// hours: older, policy; rumour: newer, chat; no feedback on either.
 	// Recency votes rumour, authority hours, feedback abstains: the split
 	// goes to the higher authority, hours.
-	if prefer != "CONTRADICTS_TOPIC_PREFER_hours" {
+	if prefer != "hours" {
 		t.Fatalf("conflict resolution %q", prefer)
 	}
 	if d1, _ := c.Get(ctx, "d-1"); d1.ID == "" {

@@ -90,8 +90,8 @@ func (c *Collection) AssembleContext(ctx context.Context, req *SearchRequest, op
 	if opts != nil && opts.TokenBudget != 0 {
 		budget = opts.TokenBudget
 	}
-	if budget < 1 || budget > 1<<24 {
-		return nil, fmt.Errorf("%w: token budget %d", ErrInvalid, budget)
+	if least := estimateTokens(contextHeader); budget < least || budget > 1<<24 {
+		return nil, fmt.Errorf("%w: token budget %d, want %d (the instructions alone) … %d", ErrInvalid, budget, least, 1<<24)
 	}
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil SearchRequest", ErrInvalid)

@@ -232,15 +232,23 @@ func (db *DB) usable() error {
 	return db.failed
 }
 
-// commit logs rec, waits for fsync, and applies it in log order.
-func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
+// enter registers a call that Close must wait for (the caller calls
+// db.calls.Done), or returns ErrClosed.
+func (db *DB) enter() error {
 	db.mu.RLock()
+	defer db.mu.RUnlock()
 	if db.closed {
-		db.mu.RUnlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
 	db.calls.Add(1)
-	db.mu.RUnlock()
+	return nil
+}
+
+// commit logs rec, waits for fsync, and applies it in log order.
+func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
+	if err := db.enter(); err != nil {
+		return nil, err
+	}
 	defer db.calls.Done()
 	db.seqMu.Lock()
 	failed := db.failed
@@ -347,7 +355,7 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
-		return c.applyPutDoc(rec.mems, rec.replaced, tx), nil
+		return c.applyPutDoc(rec.mems, rec.replaced, rec.later, rec.shift, tx), nil
 	case recFeedback:
 		c := db.lookupInc(rec.coll, rec.inc)
 		if c == nil {
@@ -366,8 +374,7 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		if c == nil {
 			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
 		}
-		c.applyConsolidate(rec.edits, rec.seeds, seq, tx)
-		return seq, nil
+		return c.applyConsolidate(rec.edits, rec.seeds, seq, tx), nil
 	}
 	return nil, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
 }
@@ -504,6 +511,9 @@ func (db *DB) Close() error {
 	if pending {
 		err = db.Checkpoint(context.Background())
 	}
+	if cpu, ok := db.bgBackend.(*kernels.CPU); ok {
+		cpu.Close()
+	}
 	return errors.Join(err, mapStoreErr(db.wal.Close()))
 }
 
@@ -600,9 +610,10 @@ type record struct {
 	id, source         string            // recFeedback
 	positive, negative int64
 	access             []accessCount // recAccess
-	replaced           []string      // recPutDoc (with mems)
-	edits              []edit        // recConsolidate
-	seeds              int
+	replaced, later    []string      // recPutDoc (with mems)
+	shift              int
+	edits              []edit // recConsolidate
+	seeds              []int
 }
 
 const recordVersion = 1
@@ -624,6 +635,8 @@ func (r *record) encode() []byte {
 		}
 		if r.typ == recPutDoc {
 			encodeReplaced(&w, r.replaced)
+			encodeReplaced(&w, r.later)
+			w.Varint(int64(r.shift))
 		}
 	case recFeedback:
 		w.String(r.id)
@@ -663,6 +676,8 @@ func decodeRecord(b []byte) (*record, error) {
 		}
 		if r.typ == recPutDoc {
 			r.replaced = decodeReplaced(rd)
+			r.later = decodeReplaced(rd)
+			r.shift = int(rd.Int(-maxDocBytes, maxDocBytes))
 		}
 	case recFeedback:
 		r.id = rd.String(MaxIDBytes)

@@ -90,6 +90,9 @@ func (c *Collection) PutDocument(ctx context.Context, docID, text string, opts *
 	if err := checkDocText(text); err != nil {
 		return rep, err
 	}
+	if o.Template.Subject != "" || o.Template.Relation != "" || o.Template.Object != "" {
+		return rep, fmt.Errorf("%w: a document's chunks cannot share one fact key (DocumentOptions.Template)", ErrInvalid)
+	}
 	if cur, err := c.currentChunks(docID); err != nil {
 		return rep, err
 	} else if len(cur) > 0 {
@@ -256,7 +259,11 @@ func (c *Collection) UpdateDocument(ctx context.Context, docID, newText string, 
 		rep.Superseded = append(rep.Superseded, oldm.ID)
 		rep.Version = max(rep.Version, m.Version)
 	}
-	res, err := c.putDocVersion(ctx, ms, rep.Superseded)
+	var later []string // chunks after the edit: their offsets move by delta
+	for _, m := range cur[last+1:] {
+		later = append(later, m.ID)
+	}
+	res, err := c.putDocVersion(ctx, ms, rep.Superseded, later, delta)
 	if err != nil {
 		return rep, err
 	}
@@ -264,9 +271,10 @@ func (c *Collection) UpdateDocument(ctx context.Context, docID, newText string, 
 	return rep, nil
 }
 
-// putDocVersion writes replacement chunks and moves the dependency edges
-// into each replaced chunk to its replacement, in one logged record.
-func (c *Collection) putDocVersion(ctx context.Context, ms []Memory, replaced []string) (int, error) {
+// putDocVersion writes replacement chunks, moves the dependency edges
+// into each replaced chunk to its replacement, and shifts the offsets of
+// the later chunks by delta, in one logged record.
+func (c *Collection) putDocVersion(ctx context.Context, ms []Memory, replaced, later []string, delta int) (int, error) {
 	for i := range ms {
 		if err := ms[i].validate(c.db.opts.MaxTextBytes); err != nil {
 			return 0, err
@@ -279,23 +287,39 @@ func (c *Collection) putDocVersion(ctx context.Context, ms []Memory, replaced []
 	if err := c.precheck(ms); err != nil {
 		return 0, err
 	}
-	res, err := c.db.commit(ctx, &record{typ: recPutDoc, coll: c.name, inc: c.incarnation, mems: ms, replaced: replaced})
+	res, err := c.db.commit(ctx, &record{typ: recPutDoc, coll: c.name, inc: c.incarnation, mems: ms, replaced: replaced, later: later, shift: delta})
 	if err != nil {
 		return 0, err
 	}
-	n, _ := res.(int)
-	return n, nil
+	r, _ := res.(docApplied)
+	if r.rejected != "" {
+		return 0, fmt.Errorf("%w: chunk %q was written by a concurrent update", ErrExists, r.rejected)
+	}
+	return r.moved, nil
 }
 
-// applyPutDoc applies replacement chunks, then moves the edges.
-func (c *Collection) applyPutDoc(ms []Memory, replaced []string, tx float64) int {
+// docApplied is what applying a document version returns.
+type docApplied struct {
+	moved    int
+	rejected string // the id of a chunk a concurrent update wrote first
+}
+
+// applyPutDoc applies replacement chunks, then moves the edges and shifts
+// the later chunks' offsets.
+func (c *Collection) applyPutDoc(ms []Memory, replaced, later []string, shift int, tx float64) docApplied {
+	var res docApplied
 	out := c.applyPut(ms, tx)
 	if out == nil {
-		return 0
+		return res
+	}
+	for _, o := range out {
+		if o.Outcome == Rejected || o.Outcome == Unchanged {
+			res.rejected = o.ID
+			return res
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	moved := 0
 	for i, oldID := range replaced {
 		if i >= len(ms) {
 			break
@@ -308,11 +332,17 @@ func (c *Collection) applyPutDoc(ms []Memory, replaced []string, tx float64) int
 		for _, w := range c.links.Neighbors(uint64(o), index.LinkDependedBy) {
 			if int(w) != n && !c.deps[[2]int{int(w), n}] {
 				c.addDep(int(w), n)
-				moved++
+				res.moved++
 			}
 		}
 	}
-	return moved
+	for _, id := range later {
+		if j, ok := c.byID[id]; ok {
+			m := &c.rows[j].mem
+			m.Start, m.End = max(0, m.Start+shift), max(0, m.End+shift)
+		}
+	}
+	return res
 }
 
 // chunkText splits text into pieces of at most max bytes (a single word

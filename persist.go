@@ -173,6 +173,7 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 		f.Byte(byte(a.To))
 		f.Float64(a.Penalty)
 		f.String(a.Reason)
+		f.String(a.Prefer)
 	}
 	keys := c.sortedFeedback()
 	f.Uvarint(uint64(len(keys)))
@@ -352,7 +353,8 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	}
 	for range fr.Count(1<<40, 8) {
 		a := AuditEntry{Seq: fr.Uvarint(), Time: fr.Time(), Rule: Rule(fr.Byte()), ID: fr.String(MaxIDBytes), Other: fr.String(MaxIDBytes),
-			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(64)}
+			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(MaxIDBytes + 64),
+			Prefer: fr.String(MaxIDBytes)}
 		c.audit = append(c.audit, a)
 	}
 	for range fr.Count(1<<40, 11) {

@@ -107,6 +107,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		{typ: recPut, coll: "c", mems: []Memory{{ID: "a", Text: "t", Vector: []float32{1, 2}, DependsOn: []string{"b"}, ValidFrom: time.Unix(5, 0)}}},
 		{typ: recFeedback, coll: "c", id: "a", positive: 1},
 		{typ: recDrop, coll: "c"},
+		{typ: recConsolidate, coll: "c", edits: []edit{{rule: RuleRipple, row: 1, other: 0, value: 0.15}, {rule: RuleLifecycle, row: 0, value: 1}}, seeds: []int{0}},
+		{typ: recPutDoc, coll: "c", mems: []Memory{{ID: "d#0@v2", Text: "t", Vector: []float32{1}}}, replaced: []string{"d#0@v1"}, later: []string{"d#1@v1"}, shift: -3},
+		{typ: recAccess, coll: "c", access: []accessCount{{row: 2, n: 5}}},
 	} {
 		f.Add(r.encode())
 	}

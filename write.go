@@ -169,7 +169,7 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	if r.normText != "" {
 		for _, j := range c.byText[r.normText] {
 			o := &c.rows[j]
-			if !o.superseded && o.doc == r.doc && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
+			if !o.superseded && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.mem.Object) == temporal.NormalizeObject(m.Object) {
 				return c.reinforce(j, m, h)
 			}
@@ -368,13 +368,15 @@ func (c *Collection) addDep(a, b int) {
 	_ = c.links.AddEdge(index.LinkDependsOn, uint64(a), uint64(b), 0)
 }
 
-// syncCounters copies row j's counters into its batch rows.
+// syncCounters copies row j's counters, status and base confidence into
+// its batch rows.
 func (c *Collection) syncCounters(j int) {
 	r := &c.rows[j]
 	for _, b := range r.beliefs {
 		c.batch.Access[b], c.batch.Positive[b], c.batch.Negative[b] = float32(r.access), float32(r.positive), float32(r.negative)
 		c.batch.Degree[b] = float32(r.degree)
 		c.batch.Status[b] = r.status
+		c.batch.BaseConf[b] = float32(r.c0)
 	}
 }
 

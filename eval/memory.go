@@ -93,8 +93,10 @@ func (o *MemoryOptions) withDefaults() MemoryOptions {
 //     uniformly old and ranks by the other signals.
 //  2. Exact duplicate: a line whose text equals (case and spacing aside,
 //     [temporal.NormalizeObject]) that of a row that is not superseded,
-//     with the same kind, the same given valid_from and valid_to and the
-//     same fact (or none), is not stored: the row is reinforced — its
+//     with the same kind, the same given valid_from and valid_to, the
+//     same fact (or none) and the same document chunk and version (or
+//     none: a new version of a chunk is stored even when its text repeats
+//     the old one), is not stored: the row is reinforced — its
 //     access count grows by 1 plus the line's access, and the line's
 //     positive and negative counts are added.
 //  3. Fact key ([temporal.NewFactKey], MemStrata): rows with the same
@@ -335,7 +337,8 @@ func (b *builder) add(i int, l *CorpusLine, vec []float32) {
 			// chunk (or when neither has one): a new version whose text
 			// repeats another document's row must still supersede its own
 			// predecessor.
-			if !o.superseded && o.doc == r.doc && o.kind == r.kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
+			if !o.superseded && o.doc == r.doc && (o.doc == docChunk{} || o.version == r.version) && o.kind == r.kind &&
+				o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.object) == temporal.NormalizeObject(r.object) {
 				b.reinforce(j, l)
 				return
