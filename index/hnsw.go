@@ -8,8 +8,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
+	"github.com/tidemark/tidemark/internal/hugepage"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
 )
@@ -184,14 +184,7 @@ func (h *HNSW) Contains(key uint64) bool {
 
 // alignedFloats returns a slice of n float32s whose first element is
 // 64-byte aligned (the slice keeps its whole backing array alive).
-func alignedFloats(n int) []float32 {
-	backing := make([]float32, n+16)
-	off := 0
-	if r := uintptr(unsafe.Pointer(&backing[0])) % 64; r != 0 {
-		off = int((64 - r) / 4)
-	}
-	return backing[off : off+n : off+n]
-}
+func alignedFloats(n int) []float32 { return hugepage.Float32s(n) }
 
 // grow makes room for capacity nodes; mu must be held exclusively (or the
 // index not yet shared).
@@ -201,7 +194,7 @@ func (h *HNSW) grow(capacity int) {
 	}
 	vecs := alignedFloats(capacity * h.dim)
 	copy(vecs, h.vecs[:h.n*h.dim])
-	links0 := make([]uint32, capacity*(h.m0+1))
+	links0 := hugepage.Uint32s(capacity * (h.m0 + 1))
 	copy(links0, h.links0[:h.n*(h.m0+1)])
 	upper := make([][]uint32, capacity)
 	copy(upper, h.upper)
