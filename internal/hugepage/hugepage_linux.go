@@ -10,50 +10,28 @@ import (
 // Float32s returns a zeroed slice of n float32s whose backing array is
 // aligned to 64 bytes and, when it is at least MinBytes long, to Size and
 // advised to the kernel as huge-page material (MADV_HUGEPAGE).
-func Float32s(n int) []float32 {
-	bytes := 4 * n
-	if bytes < MinBytes {
-		return aligned64(n)
-	}
-	backing := make([]float32, n+Size/4)
-	off := 0
-	if r := uintptr(unsafe.Pointer(&backing[0])) % Size; r != 0 {
-		off = int((Size - r) / 4)
-	}
-	s := backing[off : off+n : off+n]
-	advise(unsafe.Pointer(&s[0]), uintptr(bytes))
-	return s
-}
+func Float32s(n int) []float32 { return alloc[float32](n, 64) }
 
 // Uint32s is Float32s for uint32s.
-func Uint32s(n int) []uint32 {
-	bytes := 4 * n
-	if bytes < MinBytes {
-		return make([]uint32, n)
+func Uint32s(n int) []uint32 { return alloc[uint32](n, 4) }
+
+// alloc returns n zeroed 4-byte elements aligned to align bytes, or to
+// Size (and advised) when they take at least MinBytes.
+func alloc[T float32 | uint32](n int, align uintptr) []T {
+	bytes := 4 * uintptr(n)
+	big := bytes >= MinBytes
+	if big {
+		align = Size
 	}
-	backing := make([]uint32, n+Size/4)
+	backing := make([]T, n+int(align/4))
 	off := 0
-	if r := uintptr(unsafe.Pointer(&backing[0])) % Size; r != 0 {
-		off = int((Size - r) / 4)
+	if r := uintptr(unsafe.Pointer(&backing[0])) % align; r != 0 {
+		off = int((align - r) / 4)
 	}
 	s := backing[off : off+n : off+n]
-	advise(unsafe.Pointer(&s[0]), uintptr(bytes))
+	if big {
+		// Whole huge pages only; the advice is a hint, its error ignored.
+		_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), bytes-bytes%Size), 14) // MADV_HUGEPAGE
+	}
 	return s
-}
-
-func advise(p unsafe.Pointer, n uintptr) {
-	n -= n % Size // whole huge pages only
-	if n == 0 {
-		return
-	}
-	_ = syscall.Madvise(unsafe.Slice((*byte)(p), n), 14) // MADV_HUGEPAGE
-}
-
-func aligned64(n int) []float32 {
-	backing := make([]float32, n+16)
-	off := 0
-	if r := uintptr(unsafe.Pointer(&backing[0])) % 64; r != 0 {
-		off = int((64 - r) / 4)
-	}
-	return backing[off : off+n : off+n]
 }
