@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"syscall"
 )
 
 var (
@@ -69,8 +68,8 @@ func runHnswlib(ctx context.Context, c ANNConfig, dataBytes int64) ([]ANNRow, st
 	}
 	progress(c.Progress, "%s", out)
 	var mem int64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		mem = ru.Maxrss*1024 - dataBytes // Linux reports kilobytes
+	if rss := maxRSS(cmd.ProcessState); rss > 0 {
+		mem = rss - dataBytes
 	}
 	m := reHnswBuild.FindSubmatch(out)
 	if m == nil {
