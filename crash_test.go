@@ -3,6 +3,7 @@ package tidemark
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -29,8 +30,8 @@ func checkConsistent(t *testing.T, db *DB) {
 			t.Fatalf("collection %q: the indexes disagree with the ledger (%d stored, %d visible; surface %d, archive %d)",
 				c.name, stored, visible, c.surface.Len(), c.archive.Len())
 		}
-		if err := c.links.CheckNoOrphans(); err != nil {
-			t.Fatalf("collection %q: %v", c.name, err)
+		if o := c.Orphans(); len(o) > 0 {
+			t.Fatalf("collection %q: orphans %v", c.name, o)
 		}
 	}
 }
@@ -80,7 +81,54 @@ func TestCrashChild(t *testing.T) {
 			fmt.Fprintln(out, "ack", m.ID)
 		}
 		out.Flush()
+		// The living-memory records ride along: feedback, consolidation
+		// runs (lifecycle, merges, ripples) and document edits.
+		switch n % 7 {
+		case 2:
+			if err := c.FeedbackFrom(ctx, batch[0].ID, rng.IntN(2) == 0, fmt.Sprint("src", rng.IntN(3))); err != nil && !errors.Is(err, ErrRateLimited) {
+				fmt.Println("feedback:", err)
+				os.Exit(3)
+			}
+		case 4:
+			if _, err := c.Consolidate(ctx, nil); err != nil {
+				fmt.Println("consolidate:", err)
+				os.Exit(3)
+			}
+		case 6:
+			doc := fmt.Sprintf("doc-%d", cycle)
+			text := fmt.Sprintf("Cycle %d policy. Limit %d per day.\n\nSecond part %d.", cycle, n, rng.IntN(100))
+			opts := &DocumentOptions{ChunkBytes: 24, Embed: embedWords}
+			if _, err := c.UpdateDocument(ctx, doc, text, opts); errors.Is(err, ErrNotFound) {
+				_, err = c.PutDocument(ctx, doc, text, opts)
+				if err != nil {
+					fmt.Println("put document:", err)
+					os.Exit(3)
+				}
+			} else if err != nil && !errors.Is(err, ErrInvalid) {
+				fmt.Println("update document:", err)
+				os.Exit(3)
+			}
+		}
 	}
+}
+
+// embedWords is a tiny deterministic embedder for the crash test's
+// documents (8 dimensions, a hash of each word).
+func embedWords(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 8)
+		v[0] = 0.01
+		for _, w := range strings.Fields(t) {
+			h := 0
+			for _, r := range w {
+				h = h*31 + int(r)
+			}
+			v[(h%8+8)%8]++
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // A child process ingests in a loop and is killed with SIGKILL at a
@@ -177,5 +225,23 @@ func TestCrashRecovery(t *testing.T) {
 	if len(acked) < cycles {
 		t.Fatalf("only %d writes acknowledged in %d cycles", len(acked), cycles)
 	}
+	// The living-memory records were exercised across the kills too.
+	db, err := Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, _ := db.Collection("c")
+	audit, _ := c.Audit(context.Background(), 0)
+	docs := 0
+	for cycle := range cycles {
+		if cur, _ := c.currentChunks(fmt.Sprintf("doc-%d", cycle)); len(cur) > 0 {
+			docs++
+		}
+	}
+	if len(audit) == 0 || docs == 0 {
+		t.Fatalf("%d audit entries and %d documents after %d cycles: the consolidation and document paths never ran", len(audit), docs, cycles)
+	}
+	t.Logf("%d consolidation edits and %d documents survived the kills", len(audit), docs)
 	t.Logf("%d cycles, %d acknowledged memories, all present", cycles, len(acked))
 }
