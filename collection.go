@@ -215,15 +215,15 @@ func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil 
 
 // PutResult reports what happened to one memory of a Put.
 type PutResult struct {
-	ID      string
-	Outcome Outcome
+	ID      string  `json:"id"`
+	Outcome Outcome `json:"outcome"`
 	// Into is the memory a Reinforced or Unchanged write landed in.
-	Into string
+	Into string `json:"into,omitempty"`
 	// Superseded lists the memories this write closed (key or document
 	// supersession); SupersededBy is set when a newer version was already
 	// stored and this write went straight to the archive.
-	Superseded   []string
-	SupersededBy string
+	Superseded   []string `json:"superseded,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
 }
 
 // Put writes a batch of memories: it validates all of them (nothing is

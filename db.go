@@ -193,6 +193,10 @@ func (db *DB) recover() error {
 	return mapStoreErr(err)
 }
 
+// Err returns nil while the DB takes writes: ErrClosed after Close, or an
+// error wrapping ErrFailed after a log failure (reads go on then).
+func (db *DB) Err() error { return db.usable() }
+
 // CheckpointError returns the error of the last background checkpoint if
 // it failed (nil once one succeeds). Writes go on while checkpoints fail,
 // but the log grows and Open takes longer.

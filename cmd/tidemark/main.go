@@ -33,6 +33,7 @@ func commands() []command {
 		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw), bench engine (writes, recovery)", runBench},
 		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
+		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
 		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},
 		{"version", "print the version", runVersion},
 	}

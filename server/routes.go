@@ -1,0 +1,342 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// MemoryJSON is a memory on the wire.
+type MemoryJSON struct {
+	ID         string          `json:"id"`
+	Text       string          `json:"text,omitempty"`
+	Vector     []float32       `json:"vector,omitempty"`
+	Kind       temporal.Kind   `json:"kind,omitzero"`
+	Source     temporal.Source `json:"source,omitzero"`
+	Profile    string          `json:"profile,omitempty"`
+	DocID      string          `json:"doc_id,omitempty"`
+	Version    int             `json:"version,omitempty"`
+	Chunk      int             `json:"chunk,omitempty"`
+	Subject    string          `json:"subject,omitempty"`
+	Relation   string          `json:"relation,omitempty"`
+	Object     string          `json:"object,omitempty"`
+	DependsOn  []string        `json:"depends_on,omitempty"`
+	Access     int64           `json:"access,omitempty"`
+	Positive   int64           `json:"positive,omitempty"`
+	Negative   int64           `json:"negative,omitempty"`
+	ValidFrom  *time.Time      `json:"valid_from,omitempty"`
+	ValidTo    *time.Time      `json:"valid_to,omitempty"`
+	RecordedAt *time.Time      `json:"recorded_at,omitempty"`
+	Created    *time.Time      `json:"created,omitempty"`
+	// Filled in by the server.
+	Status       *temporal.Status `json:"status,omitempty"`
+	Visible      *bool            `json:"visible,omitempty"`
+	SupersededBy string           `json:"superseded_by,omitempty"`
+	Supersedes   []string         `json:"supersedes,omitempty"`
+	Contradicts  []string         `json:"contradicts,omitempty"`
+}
+
+func tp(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func tv(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}
+
+func (m *MemoryJSON) memory() tidemark.Memory {
+	return tidemark.Memory{ID: m.ID, Text: m.Text, Vector: m.Vector, Kind: m.Kind, Source: m.Source, Profile: m.Profile,
+		DocID: m.DocID, Version: m.Version, Chunk: m.Chunk, Subject: m.Subject, Relation: m.Relation, Object: m.Object,
+		DependsOn: m.DependsOn, Access: m.Access, Positive: m.Positive, Negative: m.Negative,
+		ValidFrom: tv(m.ValidFrom), ValidTo: tv(m.ValidTo), RecordedAt: tv(m.RecordedAt), Created: tv(m.Created)}
+}
+
+func memoryJSON(m tidemark.Memory) MemoryJSON {
+	st, vis := m.Status, m.Visible
+	return MemoryJSON{ID: m.ID, Text: m.Text, Vector: m.Vector, Kind: m.Kind, Source: m.Source, Profile: m.Profile,
+		DocID: m.DocID, Version: m.Version, Chunk: m.Chunk, Subject: m.Subject, Relation: m.Relation, Object: m.Object,
+		DependsOn: m.DependsOn, Access: m.Access, Positive: m.Positive, Negative: m.Negative,
+		ValidFrom: tp(m.ValidFrom), ValidTo: tp(m.ValidTo), RecordedAt: tp(m.RecordedAt), Created: tp(m.Created),
+		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts}
+}
+
+// CollectionJSON describes a collection.
+type CollectionJSON struct {
+	Name     string `json:"name"`
+	Dim      int    `json:"dim"`
+	Method   string `json:"method,omitempty"`
+	Embedder string `json:"embedder,omitempty"`
+	Stored   int    `json:"stored"`
+	Visible  int    `json:"visible"`
+}
+
+// SearchJSON is a search request.
+type SearchJSON struct {
+	Vector  []float32       `json:"vector,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	K       int             `json:"k,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Now     *time.Time      `json:"now,omitempty"`
+	AsOf    *time.Time      `json:"as_of,omitempty"`
+	AsOfTx  *time.Time      `json:"as_of_tx,omitempty"`
+	Kinds   []temporal.Kind `json:"kinds,omitempty"`
+	Plan    string          `json:"plan,omitempty"`
+	Explain bool            `json:"explain,omitempty"`
+}
+
+// HitJSON is one search result.
+type HitJSON struct {
+	ID         string            `json:"id"`
+	Score      float64           `json:"score"`
+	Confidence float64           `json:"confidence"`
+	Memory     MemoryJSON        `json:"memory"`
+	Signals    *temporal.Signals `json:"signals,omitempty"`
+}
+
+// RemovedJSON is a candidate the masks removed.
+type RemovedJSON struct {
+	ID     string          `json:"id"`
+	Reason temporal.Reason `json:"reason"`
+}
+
+// ResultJSON is a search or rescore answer.
+type ResultJSON struct {
+	Hits       []HitJSON     `json:"hits"`
+	Removed    []RemovedJSON `json:"removed,omitempty"`
+	Plan       string        `json:"plan"`
+	Candidates int           `json:"candidates"`
+}
+
+func resultJSON(r *tidemark.SearchResult) ResultJSON {
+	out := ResultJSON{Hits: []HitJSON{}, Plan: r.Plan.String(), Candidates: r.Candidates}
+	for _, h := range r.Hits {
+		out.Hits = append(out.Hits, HitJSON{ID: h.ID, Score: h.Score, Confidence: h.Confidence, Memory: memoryJSON(h.Memory), Signals: h.Signals})
+	}
+	for _, x := range r.Removed {
+		out.Removed = append(out.Removed, RemovedJSON{ID: x.ID, Reason: x.Reason})
+	}
+	return out
+}
+
+func (s *Server) coll(r *http.Request) (*tidemark.Collection, error) {
+	return s.db.Collection(r.PathValue("c"))
+}
+
+// maxBatch is the most memories one upsert request may carry.
+const maxBatch = 10000
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
+	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := s.db.Err(); err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, 200, map[string]string{"status": "ready"})
+	})
+	s.handle("GET /v1/collections", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		out := []CollectionJSON{}
+		for _, name := range s.db.Collections() {
+			if !t.allows(name, false) {
+				continue
+			}
+			if c, err := s.db.Collection(name); err == nil {
+				out = append(out, describe(c))
+			}
+		}
+		writeJSON(w, 200, map[string]any{"collections": out})
+		return nil
+	})
+	s.handle("POST /v1/collections/{c}", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		var req struct {
+			Dim      int     `json:"dim"`
+			Method   string  `json:"method,omitempty"`
+			Embedder string  `json:"embedder,omitempty"`
+			HalfLife float64 `json:"half_life,omitempty"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		o := &tidemark.CollectionOptions{Dim: req.Dim, Embedder: req.Embedder, HalfLife: req.HalfLife}
+		if req.Method != "" {
+			m, err := temporal.ParseMethod(req.Method)
+			if err != nil {
+				return errf(400, "invalid_argument", "%v", err)
+			}
+			o.Method = m
+		}
+		c, err := s.db.CreateCollection(r.Context(), r.PathValue("c"), o)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, http.StatusCreated, describe(c))
+		return nil
+	})
+	s.handle("GET /v1/collections/{c}", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, describe(c))
+		return nil
+	})
+	s.handle("DELETE /v1/collections/{c}", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		if r.URL.Query().Get("confirm") != r.PathValue("c") {
+			return errf(400, "invalid_argument", "dropping a collection needs ?confirm=<its name>")
+		}
+		if err := s.db.DropCollection(r.Context(), r.PathValue("c")); err != nil {
+			return err
+		}
+		writeJSON(w, 200, map[string]string{"dropped": r.PathValue("c")})
+		return nil
+	})
+	s.handle("POST /v1/collections/{c}/memories", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var req struct {
+			Memories []MemoryJSON `json:"memories"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		if len(req.Memories) == 0 || len(req.Memories) > maxBatch {
+			return errf(400, "invalid_argument", "memories: want 1…%d, got %d", maxBatch, len(req.Memories))
+		}
+		ms := make([]tidemark.Memory, len(req.Memories))
+		for i := range req.Memories {
+			ms[i] = req.Memories[i].memory()
+		}
+		res, err := c.Put(r.Context(), ms)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, map[string]any{"results": res})
+		return nil
+	})
+	s.handle("GET /v1/collections/{c}/memories/{id}", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		m, err := c.Get(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, memoryJSON(m))
+		return nil
+	})
+	s.handle("GET /v1/collections/{c}/memories/{id}/history", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		h, err := c.History(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		out := make([]MemoryJSON, len(h))
+		for i := range h {
+			out[i] = memoryJSON(h[i])
+		}
+		writeJSON(w, 200, map[string]any{"versions": out})
+		return nil
+	})
+	s.handle("POST /v1/collections/{c}/search", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var req SearchJSON
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
+			AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Explain: req.Explain}
+		if req.Method != "" {
+			m, err := temporal.ParseMethod(req.Method)
+			if err != nil {
+				return errf(400, "invalid_argument", "%v", err)
+			}
+			p := temporal.Preset(m)
+			sr.Params = &p
+		}
+		if req.Plan != "" {
+			if sr.Plan, err = tidemark.ParsePlan(req.Plan); err != nil {
+				return err
+			}
+		}
+		res, err := c.Search(r.Context(), sr)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, resultJSON(res))
+		return nil
+	})
+	s.handle("POST /v1/collections/{c}/feedback", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var req struct {
+			ID       string `json:"id"`
+			Positive bool   `json:"positive"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		// The token is the feedback source: one client cannot inflate a
+		// memory past the collection's limits.
+		if err := c.FeedbackFrom(r.Context(), req.ID, req.Positive, t.Name); err != nil {
+			return err
+		}
+		writeJSON(w, 200, map[string]bool{"counted": true})
+		return nil
+	})
+	s.handle("POST /v1/collections/{c}/consolidate", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		rep, err := c.Consolidate(r.Context(), nil)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, rep)
+		return nil
+	})
+	s.handle("GET /v1/collections/{c}/audit", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var since uint64
+		if v := r.URL.Query().Get("since"); v != "" {
+			if since, err = strconv.ParseUint(v, 10, 64); err != nil {
+				return errf(400, "invalid_argument", "since: %v", err)
+			}
+		}
+		a, err := c.Audit(r.Context(), since)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, map[string]any{"audit": a})
+		return nil
+	})
+}
+
+func describe(c *tidemark.Collection) CollectionJSON {
+	o := c.Options()
+	stored, visible := c.Len()
+	return CollectionJSON{Name: c.Name(), Dim: o.Dim, Method: o.Method.String(), Embedder: o.Embedder, Stored: stored, Visible: visible}
+}

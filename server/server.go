@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tidemark/tidemark"
+)
+
+// Token is one bearer token and what it may do.
+type Token struct {
+	// Token is the secret the client sends as "Authorization: Bearer …".
+	Token string `json:"token"`
+	// Name identifies the token in logs (never the secret).
+	Name string `json:"name"`
+	// Collections the token may use; "*" is every collection.
+	Collections []string `json:"collections"`
+	// Write allows writes (memories, feedback, consolidation, creating
+	// and dropping collections); without it the token only reads.
+	Write bool `json:"write"`
+}
+
+func (t *Token) allows(coll string, write bool) bool {
+	if write && !t.Write {
+		return false
+	}
+	return slices.Contains(t.Collections, "*") || slices.Contains(t.Collections, coll)
+}
+
+// Config configures a Server. Zero fields take their defaults.
+type Config struct {
+	// Tokens are the accepted bearer tokens (at least one).
+	Tokens []Token
+	// MaxBodyBytes caps a request body (default 32 MiB).
+	MaxBodyBytes int64
+	// RequestTimeout bounds each request (default 30 s).
+	RequestTimeout time.Duration
+	// Logger receives one line per request (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server serves a tidemark.DB over HTTP. It is safe for concurrent use.
+type Server struct {
+	db     *tidemark.DB
+	cfg    Config
+	mux    *http.ServeMux
+	tokens []Token
+}
+
+// New returns a server for db.
+func New(db *tidemark.DB, cfg Config) (*Server, error) {
+	if db == nil {
+		return nil, errors.New("server: nil DB")
+	}
+	if len(cfg.Tokens) == 0 {
+		return nil, errors.New("server: no tokens: every request needs one")
+	}
+	for i, t := range cfg.Tokens {
+		if len(t.Token) < 16 {
+			return nil, fmt.Errorf("server: token %d (%q) is shorter than 16 characters", i, t.Name)
+		}
+		if len(t.Collections) == 0 {
+			return nil, fmt.Errorf("server: token %d (%q) names no collections (\"*\" for all)", i, t.Name)
+		}
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 32 << 20
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Server{db: db, cfg: cfg, mux: http.NewServeMux(), tokens: slices.Clone(cfg.Tokens)}
+	s.routes()
+	return s, nil
+}
+
+// Handler returns the HTTP handler.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// apiError is an error with its HTTP status and machine-readable code.
+type apiError struct {
+	status int
+	code   string
+	msg    string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errf(status int, code, format string, a ...any) *apiError {
+	return &apiError{status, code, fmt.Sprintf(format, a...)}
+}
+
+// errorStatus maps an engine error to a status and code: the one table.
+func errorStatus(err error) (int, string) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return ae.status, ae.code
+	case errors.Is(err, tidemark.ErrDimension):
+		return http.StatusBadRequest, "dimension_mismatch"
+	case errors.Is(err, tidemark.ErrNotFinite):
+		return http.StatusBadRequest, "not_finite"
+	case errors.Is(err, tidemark.ErrInvalid), errors.Is(err, tidemark.ErrOptions):
+		return http.StatusBadRequest, "invalid_argument"
+	case errors.Is(err, tidemark.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, tidemark.ErrNotFound):
+		return http.StatusNotFound, "not_found"
+	case errors.Is(err, tidemark.ErrExists):
+		return http.StatusConflict, "already_exists"
+	case errors.Is(err, tidemark.ErrRateLimited):
+		return http.StatusTooManyRequests, "rate_limited"
+	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed):
+		return http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "timeout"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	status, code := errorStatus(err)
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": err.Error()}})
+}
+
+// decode reads exactly one JSON value into v, strictly.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		var ute *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &mbe):
+			return errf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", mbe.Limit)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return errf(http.StatusBadRequest, "unknown_field", "%v", err)
+		case errors.As(err, &ute):
+			return errf(http.StatusBadRequest, "invalid_argument", "field %q: %v", ute.Field, err)
+		case errors.Is(err, io.EOF):
+			return errf(http.StatusBadRequest, "malformed_json", "empty request body")
+		}
+		return errf(http.StatusBadRequest, "malformed_json", "%v", err)
+	}
+	if dec.More() {
+		return errf(http.StatusBadRequest, "malformed_json", "trailing data after the JSON value")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errf(http.StatusBadRequest, "malformed_json", "trailing data after the JSON value")
+	}
+	return nil
+}
+
+// authorize checks the bearer token against collection coll ("" for a
+// request about no collection in particular) and write access.
+func (s *Server) authorize(r *http.Request, coll string, write bool) (*Token, error) {
+	h := r.Header.Get("Authorization")
+	secret, ok := strings.CutPrefix(h, "Bearer ")
+	if !ok || secret == "" {
+		return nil, errf(http.StatusUnauthorized, "unauthenticated", "missing bearer token")
+	}
+	for i := range s.tokens {
+		t := &s.tokens[i]
+		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
+			if coll == "" && (!write || t.Write) {
+				return t, nil
+			}
+			if coll != "" && t.allows(coll, write) {
+				return t, nil
+			}
+			return nil, errf(http.StatusForbidden, "forbidden", "token %q may not %s collection %q", t.Name, verb(write), coll)
+		}
+	}
+	return nil, errf(http.StatusUnauthorized, "unauthenticated", "unknown bearer token")
+}
+
+func verb(write bool) string {
+	if write {
+		return "write"
+	}
+	return "read"
+}
+
+// handle wraps an endpoint: body limit, deadline, auth, logging, errors.
+func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWriter, r *http.Request, t *Token) error) {
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+		defer cancel()
+		r = r.WithContext(ctx)
+		t, err := s.authorize(r, r.PathValue("c"), write)
+		if err == nil {
+			err = fn(w, r, t)
+		}
+		status := http.StatusOK
+		if err != nil {
+			writeError(w, err)
+			status, _ = errorStatus(err)
+		}
+		name := ""
+		if t != nil {
+			name = t.Name
+		}
+		s.cfg.Logger.Info("request", "method", r.Method, "route", pattern, "status", status, "token", name,
+			"ms", float64(time.Since(start).Microseconds())/1000)
+	})
+}

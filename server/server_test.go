@@ -1,0 +1,198 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/tidemark/tidemark"
+)
+
+const (
+	admin  = "admin-secret-0123456789"
+	reader = "reader-secret-0123456789"
+	other  = "other-secret-0123456789"
+)
+
+func newTestServer(t *testing.T) (*httptest.Server, *tidemark.DB) {
+	t.Helper()
+	db, err := tidemark.Open(t.TempDir(), &tidemark.Options{NoSync: true, MaxBatch: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := New(db, Config{Tokens: []Token{
+		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true},
+		{Token: reader, Name: "reader", Collections: []string{"facts"}},
+		{Token: other, Name: "other", Collections: []string{"theirs"}, Write: true},
+	}, MaxBodyBytes: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	return ts, db
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+	raw    string
+}
+
+func call(t *testing.T, ts *httptest.Server, method, path, token, body string) reply {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, ts.URL+path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return reply{res.StatusCode, m, string(b)}
+}
+
+func code(r reply) string {
+	if e, ok := r.body["error"].(map[string]any); ok {
+		s, _ := e["code"].(string)
+		return s
+	}
+	return ""
+}
+
+func TestAuthMatrix(t *testing.T) {
+	ts, _ := newTestServer(t)
+	if r := call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	for _, tc := range []struct {
+		name, method, path, token, body string
+		status                          int
+		code                            string
+	}{
+		{"no token", "GET", "/v1/collections/facts", "", "", 401, "unauthenticated"},
+		{"unknown token", "GET", "/v1/collections/facts", "nope-nope-nope-nope", "", 401, "unauthenticated"},
+		{"reader reads", "GET", "/v1/collections/facts", reader, "", 200, ""},
+		{"reader writes", "POST", "/v1/collections/facts/memories", reader, `{"memories":[{"id":"a","vector":[1,0,0]}]}`, 403, "forbidden"},
+		{"another tenant reads", "GET", "/v1/collections/facts", other, "", 403, "forbidden"},
+		{"another tenant searches", "POST", "/v1/collections/facts/search", other, `{"vector":[1,0,0]}`, 403, "forbidden"},
+		{"reader creates", "POST", "/v1/collections/mine", reader, `{"dim":3}`, 403, "forbidden"},
+	} {
+		if r := call(t, ts, tc.method, tc.path, tc.token, tc.body); r.status != tc.status || code(r) != tc.code {
+			t.Errorf("%s: %d %q, want %d %q (%s)", tc.name, r.status, code(r), tc.status, tc.code, r.raw)
+		}
+	}
+	// The list shows a token only its collections.
+	if r := call(t, ts, "GET", "/v1/collections", other, ""); r.status != 200 || strings.Contains(r.raw, "facts") {
+		t.Fatalf("other's list: %s", r.raw)
+	}
+}
+
+func TestWriteSearchAndBadInput(t *testing.T) {
+	ts, db := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`)
+	put := `{"memories":[{"id":"v1","text":"limit 100","vector":[1,0.1,0],"kind":"versioned","subject":"api","relation":"limit","object":"100","valid_from":"2025-01-01T00:00:00Z"}]}`
+	if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, put); r.status != 200 {
+		t.Fatalf("put: %d %s", r.status, r.raw)
+	}
+	put2 := `{"memories":[{"id":"v2","text":"limit 250","vector":[1,0.12,0],"kind":"versioned","subject":"api","relation":"limit","object":"250","valid_from":"2025-06-01T00:00:00Z"}]}`
+	if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, put2); r.status != 200 || !strings.Contains(r.raw, `"superseded":["v1"]`) {
+		t.Fatalf("put v2: %d %s", r.status, r.raw)
+	}
+	r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"k":3,"explain":true}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"id":"v2"`) || strings.Contains(r.raw, `"hits":[{"id":"v1"`) || !strings.Contains(r.raw, `"signals"`) {
+		t.Fatalf("search: %d %s", r.status, r.raw)
+	}
+	r = call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"as_of":"2025-03-01T00:00:00Z"}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"hits":[{"id":"v1"`) {
+		t.Fatalf("as-of search: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "GET", "/v1/collections/facts/memories/v2/history", reader, ""); r.status != 200 || !strings.Contains(r.raw, `"superseded_by":"v2"`) {
+		t.Fatalf("history: %d %s", r.status, r.raw)
+	}
+	c, _ := db.Collection("facts")
+	before, _ := c.Len()
+	big := `{"memories":[{"id":"x","text":"` + strings.Repeat("y", 70<<10) + `","vector":[1,0,0]}]}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"malformed JSON", "POST", "/v1/collections/facts/memories", `{"memories":[`, 400, "malformed_json"},
+		{"trailing data", "POST", "/v1/collections/facts/memories", `{"memories":[]} {}`, 400, "malformed_json"},
+		{"unknown field", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"colour":"red"}]}`, 400, "unknown_field"},
+		{"wrong dimension", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0]}]}`, 400, "dimension_mismatch"},
+		{"float32 overflow", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1e39,0,0]}]}`, 400, "invalid_argument"},
+		{"zero vector", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[0,0,0]}]}`, 400, "not_finite"},
+		{"bad time", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"valid_from":"yesterday"}]}`, 400, "malformed_json"},
+		{"unknown kind", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"kind":"rumour"}]}`, 400, "malformed_json"},
+		{"empty batch", "POST", "/v1/collections/facts/memories", `{"memories":[]}`, 400, "invalid_argument"},
+		{"oversized body", "POST", "/v1/collections/facts/memories", big, 413, "too_large"},
+		{"unknown collection", "POST", "/v1/collections/nope/search", `{"vector":[1,0,0]}`, 404, "not_found"},
+		{"unknown memory", "GET", "/v1/collections/facts/memories/nope", "", 404, "not_found"},
+		{"bad method", "POST", "/v1/collections/facts/search", `{"vector":[1,0,0],"method":"magic"}`, 400, "invalid_argument"},
+		{"drop without confirm", "DELETE", "/v1/collections/facts", "", 400, "invalid_argument"},
+		{"duplicate collection", "POST", "/v1/collections/facts", `{"dim":3}`, 409, "already_exists"},
+	} {
+		if r := call(t, ts, tc.method, tc.path, admin, tc.body); r.status != tc.status || code(r) != tc.code {
+			t.Errorf("%s: %d %q, want %d %q (%.200s)", tc.name, r.status, code(r), tc.status, tc.code, r.raw)
+		}
+	}
+	if after, _ := c.Len(); after != before {
+		t.Fatalf("bad requests wrote %d memories", after-before)
+	}
+	// Feedback counts per token; past the limit it is 429.
+	for i := range 6 {
+		r := call(t, ts, "POST", "/v1/collections/facts/feedback", admin, `{"id":"v2","positive":true}`)
+		if want := 200; i == 5 {
+			if r.status != 429 || code(r) != "rate_limited" {
+				t.Fatalf("sixth feedback: %d %s", r.status, r.raw)
+			}
+		} else if r.status != want {
+			t.Fatalf("feedback %d: %d %s", i, r.status, r.raw)
+		}
+	}
+	if r := call(t, ts, "POST", "/v1/collections/facts/consolidate", admin, ""); r.status != 200 {
+		t.Fatalf("consolidate: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "GET", "/v1/collections/facts/audit?since=0", reader, ""); r.status != 200 || !strings.Contains(r.raw, "CONTRADICTS_SAME_KEY") {
+		t.Fatalf("audit: %d %.300s", r.status, r.raw)
+	}
+	if r := call(t, ts, "GET", "/healthz", "", ""); r.status != 200 {
+		t.Fatalf("healthz %d", r.status)
+	}
+	if r := call(t, ts, "DELETE", "/v1/collections/facts?confirm=facts", admin, ""); r.status != 200 {
+		t.Fatalf("drop: %d %s", r.status, r.raw)
+	}
+	db.Close()
+	if r := call(t, ts, "GET", "/readyz", "", ""); r.status != 503 {
+		t.Fatalf("readyz after close: %d", r.status)
+	}
+}
+
+// The request decoder never panics and never accepts trailing data.
+func FuzzDecodeMemories(f *testing.F) {
+	f.Add([]byte(`{"memories":[{"id":"a","vector":[1,0,0],"valid_from":"2025-01-01T00:00:00Z"}]}`))
+	f.Add([]byte(`{"memories":[{"id":"a","kind":"event"}]} x`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		req := httptest.NewRequest("POST", "/", bytes.NewReader(b))
+		var v struct {
+			Memories []MemoryJSON `json:"memories"`
+		}
+		if err := decode(req, &v); err != nil {
+			if status, _ := errorStatus(err); status != 400 && status != 413 {
+				t.Fatalf("decode error with status %d: %v", status, err)
+			}
+		}
+	})
+}
