@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -261,20 +262,9 @@ func (s *Server) routes() {
 		if err := decode(r, &req); err != nil {
 			return err
 		}
-		sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
-			AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Explain: req.Explain}
-		if req.Method != "" {
-			m, err := temporal.ParseMethod(req.Method)
-			if err != nil {
-				return errf(400, "invalid_argument", "%v", err)
-			}
-			p := temporal.Preset(m)
-			sr.Params = &p
-		}
-		if req.Plan != "" {
-			if sr.Plan, err = tidemark.ParsePlan(req.Plan); err != nil {
-				return err
-			}
+		sr, err := searchRequest(&req)
+		if err != nil {
+			return err
 		}
 		res, err := c.Search(r.Context(), sr)
 		if err != nil {
@@ -315,6 +305,96 @@ func (s *Server) routes() {
 		writeJSON(w, 200, rep)
 		return nil
 	})
+	s.handle("POST /v1/collections/{c}/context", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var req struct {
+			SearchJSON
+			TokenBudget int  `json:"token_budget,omitempty"`
+			TextOnly    bool `json:"text_only,omitempty"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		sr, err := searchRequest(&req.SearchJSON)
+		if err != nil {
+			return err
+		}
+		blk, err := c.AssembleContext(r.Context(), sr, &tidemark.ContextOptions{TokenBudget: req.TokenBudget})
+		if err != nil {
+			return err
+		}
+		if req.TextOnly {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			_, _ = w.Write([]byte(blk.Text()))
+			return nil
+		}
+		writeJSON(w, 200, map[string]any{"context": blk, "text": blk.Text()})
+		return nil
+	})
+	s.handle("PUT /v1/collections/{c}/documents/{doc}", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		var req struct {
+			Text       string `json:"text"`
+			ChunkBytes int    `json:"chunk_bytes,omitempty"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		opts := &tidemark.DocumentOptions{ChunkBytes: req.ChunkBytes}
+		rep, err := c.UpdateDocument(r.Context(), r.PathValue("doc"), req.Text, opts)
+		if errors.Is(err, tidemark.ErrNotFound) {
+			rep, err = c.PutDocument(r.Context(), r.PathValue("doc"), req.Text, opts)
+		}
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, rep)
+		return nil
+	})
+	s.handle("POST /v1/rescore", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		var req struct {
+			Vector     []float32  `json:"vector,omitempty"`
+			K          int        `json:"k,omitempty"`
+			Method     string     `json:"method,omitempty"`
+			Now        *time.Time `json:"now,omitempty"`
+			AsOf       *time.Time `json:"as_of,omitempty"`
+			Candidates []struct {
+				Memory MemoryJSON `json:"memory"`
+				Sim    *float64   `json:"sim,omitempty"`
+			} `json:"candidates"`
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		rr := &tidemark.RescoreRequest{Vector: req.Vector, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf)}
+		if req.Method != "" {
+			m, err := temporal.ParseMethod(req.Method)
+			if err != nil {
+				return errf(400, "invalid_argument", "%v", err)
+			}
+			p := temporal.Preset(m)
+			rr.Params = &p
+		}
+		for _, c := range req.Candidates {
+			rc := tidemark.RescoreCandidate{Memory: c.Memory.memory()}
+			if c.Sim != nil {
+				rc.Sim, rc.HasSim = *c.Sim, true
+			}
+			rr.Candidates = append(rr.Candidates, rc)
+		}
+		res, err := tidemark.Rescore(r.Context(), rr)
+		if err != nil {
+			return err
+		}
+		writeJSON(w, 200, resultJSON(res))
+		return nil
+	})
 	s.handle("GET /v1/collections/{c}/audit", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
 		c, err := s.coll(r)
 		if err != nil {
@@ -333,6 +413,26 @@ func (s *Server) routes() {
 		writeJSON(w, 200, map[string]any{"audit": a})
 		return nil
 	})
+}
+
+func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
+	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
+		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Explain: req.Explain}
+	if req.Method != "" {
+		m, err := temporal.ParseMethod(req.Method)
+		if err != nil {
+			return nil, errf(400, "invalid_argument", "%v", err)
+		}
+		p := temporal.Preset(m)
+		sr.Params = &p
+	}
+	if req.Plan != "" {
+		var err error
+		if sr.Plan, err = tidemark.ParsePlan(req.Plan); err != nil {
+			return nil, err
+		}
+	}
+	return sr, nil
 }
 
 func describe(c *tidemark.Collection) CollectionJSON {

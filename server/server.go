@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidemark/tidemark"
@@ -27,6 +28,34 @@ type Token struct {
 	// Write allows writes (memories, feedback, consolidation, creating
 	// and dropping collections); without it the token only reads.
 	Write bool `json:"write"`
+	// Rate is the token's request rate limit per second, with bursts of
+	// twice that (default Config.Rate).
+	Rate float64 `json:"rate,omitempty"`
+}
+
+// bucket is a token bucket.
+type bucket struct {
+	mu     sync.Mutex
+	tokens float64
+	last   time.Time
+}
+
+// take spends one request; false when the bucket is empty.
+func (b *bucket) take(rate float64, now time.Time) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	burst := 2 * rate
+	if b.last.IsZero() {
+		b.tokens = burst
+	} else {
+		b.tokens = min(burst, b.tokens+rate*now.Sub(b.last).Seconds())
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 func (t *Token) allows(coll string, write bool) bool {
@@ -46,14 +75,18 @@ type Config struct {
 	RequestTimeout time.Duration
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
+	// Rate is each token's request limit per second when the token names
+	// none (default 500; bursts of twice that).
+	Rate float64
 }
 
 // Server serves a tidemark.DB over HTTP. It is safe for concurrent use.
 type Server struct {
-	db     *tidemark.DB
-	cfg    Config
-	mux    *http.ServeMux
-	tokens []Token
+	db      *tidemark.DB
+	cfg     Config
+	mux     *http.ServeMux
+	tokens  []Token
+	buckets []bucket // one per token
 }
 
 // New returns a server for db.
@@ -81,7 +114,16 @@ func New(db *tidemark.DB, cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = 500
+	}
 	s := &Server{db: db, cfg: cfg, mux: http.NewServeMux(), tokens: slices.Clone(cfg.Tokens)}
+	s.buckets = make([]bucket, len(s.tokens))
+	for i := range s.tokens {
+		if s.tokens[i].Rate <= 0 {
+			s.tokens[i].Rate = cfg.Rate
+		}
+	}
 	s.routes()
 	return s, nil
 }
@@ -180,6 +222,9 @@ func (s *Server) authorize(r *http.Request, coll string, write bool) (*Token, er
 	for i := range s.tokens {
 		t := &s.tokens[i]
 		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
+			if !s.buckets[i].take(t.Rate, time.Now()) {
+				return nil, errf(http.StatusTooManyRequests, "rate_limited", "token %q is over its %g requests/s", t.Name, t.Rate)
+			}
 			if coll == "" && (!write || t.Write) {
 				return t, nil
 			}
@@ -199,6 +244,17 @@ func verb(write bool) string {
 	return "read"
 }
 
+// statusWriter remembers the status a handler wrote, for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
 // handle wraps an endpoint: body limit, deadline, auth, logging, errors.
 func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWriter, r *http.Request, t *Token) error) {
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
@@ -207,15 +263,15 @@ func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWrite
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		t, err := s.authorize(r, r.PathValue("c"), write)
 		if err == nil {
-			err = fn(w, r, t)
+			err = fn(sw, r, t)
 		}
-		status := http.StatusOK
 		if err != nil {
-			writeError(w, err)
-			status, _ = errorStatus(err)
+			writeError(sw, err)
 		}
+		status := sw.status
 		name := ""
 		if t != nil {
 			name = t.Name

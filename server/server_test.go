@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/tidemark/tidemark"
 )
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 const (
 	admin  = "admin-secret-0123456789"
@@ -30,7 +33,7 @@ func newTestServer(t *testing.T) (*httptest.Server, *tidemark.DB) {
 		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true},
 		{Token: reader, Name: "reader", Collections: []string{"facts"}},
 		{Token: other, Name: "other", Collections: []string{"theirs"}, Write: true},
-	}, MaxBodyBytes: 64 << 10})
+	}, MaxBodyBytes: 64 << 10, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,4 +198,62 @@ func FuzzDecodeMemories(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Each token has its own request rate limit.
+func TestRateLimit(t *testing.T) {
+	db, err := tidemark.Open(t.TempDir(), &tidemark.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(db, Config{Tokens: []Token{
+		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true, Rate: 2},
+		{Token: reader, Name: "reader", Collections: []string{"*"}},
+	}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	limited := 0
+	for range 10 {
+		if r := call(t, ts, "GET", "/v1/collections", admin, ""); r.status == 429 && code(r) == "rate_limited" {
+			limited++
+		}
+	}
+	if limited < 5 {
+		t.Fatalf("%d of 10 quick requests limited at 2/s (burst 4)", limited)
+	}
+	if r := call(t, ts, "GET", "/v1/collections", reader, ""); r.status != 200 {
+		t.Fatalf("another token is limited too: %d", r.status)
+	}
+}
+
+// Rescore, context assembly and document updates over HTTP.
+func TestRescoreContextDocuments(t *testing.T) {
+	ts, _ := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/docs", admin, `{"dim":64,"embedder":"hashing"}`)
+	r := call(t, ts, "PUT", "/v1/collections/docs/documents/policy", admin, `{"text":"Refunds within 30 days.\n\nShipping is free above 50 euros.","chunk_bytes":40}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"Version":1`) {
+		t.Fatalf("put document: %d %s", r.status, r.raw)
+	}
+	r = call(t, ts, "PUT", "/v1/collections/docs/documents/policy", admin, `{"text":"Refunds within 30 days.\n\nShipping is free above 80 euros.","chunk_bytes":40}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"Reembedded":1`) {
+		t.Fatalf("update document: %d %s", r.status, r.raw)
+	}
+	r = call(t, ts, "POST", "/v1/collections/docs/context", reader+"x", `{"text":"shipping"}`)
+	if r.status != 401 {
+		t.Fatalf("context with a bad token: %d", r.status)
+	}
+	r = call(t, ts, "POST", "/v1/collections/docs/context", admin, `{"text":"free shipping euros","k":3}`)
+	if r.status != 200 || !strings.Contains(r.raw, "80 euros") || strings.Contains(r.raw, "50 euros") {
+		t.Fatalf("context: %d %.400s", r.status, r.raw)
+	}
+	r = call(t, ts, "POST", "/v1/rescore", reader, `{"now":"2026-03-01T00:00:00Z","candidates":[
+		{"memory":{"id":"promo","kind":"event","valid_from":"2025-11-01T00:00:00Z","valid_to":"2025-12-01T00:00:00Z"},"sim":0.9},
+		{"memory":{"id":"policy","source":"policy"},"sim":0.7}]}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"hits":[{"id":"policy"`) || !strings.Contains(r.raw, `"reason":"HARD_EXPIRED_EVENT"`) {
+		t.Fatalf("rescore: %d %s", r.status, r.raw)
+	}
 }
