@@ -213,6 +213,17 @@ func (o Outcome) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	for i, n := range outcomeNames {
+		if n == string(b) {
+			*o = Outcome(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown outcome %q", ErrInvalid, b)
+}
+
 // PutResult reports what happened to one memory of a Put.
 type PutResult struct {
 	ID      string  `json:"id"`

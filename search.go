@@ -44,6 +44,13 @@ func (p Plan) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (p Plan) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (p *Plan) UnmarshalText(b []byte) error {
+	v, err := ParsePlan(string(b))
+	*p = v
+	return err
+}
+
 // ParsePlan parses "auto", "exact" or "ann".
 func ParsePlan(s string) (Plan, error) {
 	for i, n := range planNames {

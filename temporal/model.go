@@ -251,6 +251,17 @@ func (v ValidityState) String() string {
 // MarshalText implements encoding.TextMarshaler.
 func (v ValidityState) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (v *ValidityState) UnmarshalText(b []byte) error {
+	for i, n := range stateNames {
+		if n == string(b) {
+			*v = ValidityState(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: unknown validity state %q", ErrInvalid, b)
+}
+
 // Open is an open time bound: -Open for "since forever", +Open for "until
 // further notice".
 var Open = math.Inf(1)

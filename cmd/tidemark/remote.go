@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidemark/tidemark/client"
+	"github.com/tidemark/tidemark/server"
+)
+
+// The commands that talk to a running `tidemark serve`.
+
+func remoteFlags(fs *flag.FlagSet) (addr, token, coll *string, asJSON *bool) {
+	addr = fs.String("addr", "127.0.0.1:8080", "server address")
+	token = fs.String("token", os.Getenv("TIDEMARK_TOKEN"), "bearer token (env TIDEMARK_TOKEN)")
+	coll = fs.String("collection", "", "collection (required)")
+	asJSON = fs.Bool("json", false, "print JSON")
+	return
+}
+
+func needRemote(fs *flag.FlagSet, stderr io.Writer, token, coll string) error {
+	if token == "" || coll == "" {
+		fmt.Fprintf(stderr, "tidemark %s: --token (or TIDEMARK_TOKEN) and --collection are required\n", fs.Name())
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// runPut uploads memories from a JSON Lines file (one MemoryJSON a line) in
+// batches, with a progress line.
+func runPut(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("put", stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	file := fs.String("file", "-", "memories, JSON Lines (- for standard input)")
+	batch := fs.Int("batch", 500, "memories per request")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	in := io.Reader(os.Stdin)
+	if *file != "-" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	c := client.New(*addr, *token)
+	ctx := context.Background()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	var pending []server.MemoryJSON
+	counts := map[string]int{}
+	sent, line := 0, 0
+	start := time.Now()
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		res, err := c.Put(ctx, *coll, pending)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			counts[r.Outcome.String()]++
+		}
+		sent += len(pending)
+		pending = pending[:0]
+		fmt.Fprintf(stderr, "\r%d memories sent (%.0f/s)", sent, float64(sent)/time.Since(start).Seconds())
+		return nil
+	}
+	for sc.Scan() {
+		line++
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		var m server.MemoryJSON
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		pending = append(pending, m)
+		if len(pending) == *batch {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr)
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"sent": sent, "outcomes": counts})
+	}
+	fmt.Fprintf(stdout, "%d memories: %v\n", sent, counts)
+	return nil
+}
+
+func runSearch(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("search", stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	text := fs.String("text", "", "query text (the collection must have an embedder)")
+	vec := fs.String("vector", "", "query vector, comma-separated")
+	k := fs.Int("k", 10, "results")
+	asOf := fs.String("as-of", "", "valid time to ask about (RFC 3339)")
+	method := fs.String("method", "", "scoring method (default the collection's)")
+	explain := fs.Bool("explain", false, "per-signal scores and removed candidates")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	q := server.SearchJSON{Text: *text, K: *k, Method: *method, Explain: *explain}
+	if *vec != "" {
+		for _, f := range strings.Split(*vec, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
+			if err != nil {
+				return fmt.Errorf("--vector: %w", err)
+			}
+			q.Vector = append(q.Vector, float32(x))
+		}
+	}
+	if *asOf != "" {
+		t, err := time.Parse(time.RFC3339, *asOf)
+		if err != nil {
+			return fmt.Errorf("--as-of: %w", err)
+		}
+		q.AsOf = &t
+	}
+	res, err := client.New(*addr, *token).Search(context.Background(), *coll, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	for i, h := range res.Hits {
+		fmt.Fprintf(stdout, "%2d. %-24s score %.3f  confidence %.3f  %s\n", i+1, h.ID, h.Score, h.Confidence, oneLine(h.Memory.Text, 60))
+	}
+	for _, r := range res.Removed {
+		fmt.Fprintf(stdout, "    removed %-20s %s\n", r.ID, r.Reason)
+	}
+	return nil
+}
+
+func runHistory(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("history", stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	id := fs.String("id", "", "memory id (required)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	if *id == "" {
+		return errors.Join(errUsage, errors.New("--id is required"))
+	}
+	vs, err := client.New(*addr, *token).History(context.Background(), *coll, *id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(vs)
+	}
+	for _, v := range vs {
+		from, to := "…", "now"
+		if v.ValidFrom != nil {
+			from = v.ValidFrom.Format(time.DateOnly)
+		}
+		if v.ValidTo != nil {
+			to = v.ValidTo.Format(time.DateOnly)
+		}
+		fmt.Fprintf(stdout, "%-24s valid %s … %s  current %v  %s\n", v.ID, from, to, v.Visible != nil && *v.Visible, oneLine(v.Text, 50))
+	}
+	return nil
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/server"
+)
+
+// put, search and history against a server, as a user would run them.
+func TestRemoteCommands(t *testing.T) {
+	db, err := tidemark.Open(t.TempDir(), &tidemark.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	const tok = "cli-test-token-0123456"
+	s, err := server.New(db, server.Config{Tokens: []server.Token{{Token: tok, Name: "cli", Collections: []string{"*"}, Write: true}},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	if _, err := db.CreateCollection(context.Background(), "facts", &tidemark.CollectionOptions{Dim: 3}); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	lines := `{"id":"v1","text":"limit 100","vector":[1,0,0],"subject":"api","relation":"limit","object":"100","valid_from":"2025-01-01T00:00:00Z"}
+{"id":"v2","text":"limit 250","vector":[1,0.1,0],"subject":"api","relation":"limit","object":"250","valid_from":"2025-06-01T00:00:00Z"}
+`
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"--addr", ts.URL, "--token", tok, "--collection", "facts"}
+	run := func(f func([]string, io.Writer, io.Writer) error, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := f(append(common, args...), &out, &errb); err != nil {
+			t.Fatalf("%v: %v (%s)", args, err, errb.String())
+		}
+		return out.String()
+	}
+	if out := run(runPut, "--file", file, "--batch", "1"); !strings.Contains(out, "2 memories") {
+		t.Fatalf("put: %q", out)
+	}
+	if out := run(runSearch, "--vector", "1,0,0", "--explain"); !strings.Contains(out, " 1. v2") || !strings.Contains(out, "removed v1") {
+		t.Fatalf("search: %q", out)
+	}
+	if out := run(runSearch, "--vector", "1,0,0", "--as-of", "2025-03-01T00:00:00Z", "--json"); !strings.Contains(out, `"hits":[{"id":"v1"`) {
+		t.Fatalf("as-of search: %q", out)
+	}
+	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "v1") || !strings.Contains(out, "current true") {
+		t.Fatalf("history: %q", out)
+	}
+	var errb bytes.Buffer
+	if err := runSearch([]string{"--addr", ts.URL, "--token", "wrong-token-000000000", "--collection", "facts", "--vector", "1,0,0"}, io.Discard, &errb); err == nil ||
+		!strings.Contains(err.Error(), "unauthenticated") {
+		t.Fatalf("a wrong token: %v", err)
+	}
+}
