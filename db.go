@@ -193,6 +193,10 @@ func (db *DB) recover() error {
 	return mapStoreErr(err)
 }
 
+// Backend names the fused scoring stage searches run on (for example
+// "cpu/avx2+fma (vek)").
+func (db *DB) Backend() string { return db.opts.Backend.Name() }
+
 // Err returns nil while the DB takes writes: ErrClosed after Close, or an
 // error wrapping ErrFailed after a log failure (reads go on then).
 func (db *DB) Err() error { return db.usable() }

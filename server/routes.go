@@ -136,6 +136,7 @@ func (s *Server) coll(r *http.Request) (*tidemark.Collection, error) {
 const maxBatch = 10000
 
 func (s *Server) routes() {
+	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.db.Err(); err != nil {
@@ -218,10 +219,12 @@ func (s *Server) routes() {
 		for i := range req.Memories {
 			ms[i] = req.Memories[i].memory()
 		}
+		start := time.Now()
 		res, err := c.Put(r.Context(), ms)
 		if err != nil {
 			return err
 		}
+		s.metrics.write("put", start)
 		writeJSON(w, 200, map[string]any{"results": res})
 		return nil
 	})
@@ -270,6 +273,8 @@ func (s *Server) routes() {
 		if err != nil {
 			return err
 		}
+		s.metrics.plans.WithLabelValues(res.Plan.String()).Inc()
+		s.metrics.candidates.Add(float64(res.Candidates))
 		writeJSON(w, 200, resultJSON(res))
 		return nil
 	})
@@ -302,6 +307,7 @@ func (s *Server) routes() {
 		if err != nil {
 			return err
 		}
+		s.metrics.runs.Inc()
 		writeJSON(w, 200, rep)
 		return nil
 	})

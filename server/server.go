@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -87,6 +88,7 @@ type Server struct {
 	mux     *http.ServeMux
 	tokens  []Token
 	buckets []bucket // one per token
+	metrics *metrics
 }
 
 // New returns a server for db.
@@ -119,6 +121,7 @@ func New(db *tidemark.DB, cfg Config) (*Server, error) {
 	}
 	s := &Server{db: db, cfg: cfg, mux: http.NewServeMux(), tokens: slices.Clone(cfg.Tokens)}
 	s.buckets = make([]bucket, len(s.tokens))
+	s.metrics = newMetrics(db)
 	for i := range s.tokens {
 		if s.tokens[i].Rate <= 0 {
 			s.tokens[i].Rate = cfg.Rate
@@ -272,6 +275,7 @@ func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWrite
 			writeError(sw, err)
 		}
 		status := sw.status
+		s.metrics.latency.WithLabelValues(pattern, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
 		name := ""
 		if t != nil {
 			name = t.Name

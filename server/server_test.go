@@ -174,6 +174,15 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	if r := call(t, ts, "GET", "/healthz", "", ""); r.status != 200 {
 		t.Fatalf("healthz %d", r.status)
 	}
+	m := call(t, ts, "GET", "/metrics", "", "")
+	for _, want := range []string{`tidemark_http_request_duration_seconds_count{route="POST /v1/collections/{c}/search",status="200"}`,
+		`tidemark_search_plans_total{plan="exact"} 2`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
+		`tidemark_consolidation_runs_total 1`, `tidemark_drift_lambda{collection="facts",group="api"}`, `tidemark_backend_info{backend=`,
+		`tidemark_write_duration_seconds_count{kind="put"} 2`} {
+		if m.status != 200 || !strings.Contains(m.raw, want) {
+			t.Fatalf("metrics lack %s:\n%.2000s", want, m.raw)
+		}
+	}
 	if r := call(t, ts, "DELETE", "/v1/collections/facts?confirm=facts", admin, ""); r.status != 200 {
 		t.Fatalf("drop: %d %s", r.status, r.raw)
 	}
