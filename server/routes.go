@@ -137,6 +137,8 @@ const maxBatch = 10000
 
 func (s *Server) routes() {
 	s.mux.Handle("GET /metrics", s.metrics.handler())
+	s.mux.HandleFunc("GET /v1/openapi.json", s.serveOpenAPI)
+	s.patterns = append(s.patterns, "GET /metrics", "GET /v1/openapi.json", "GET /healthz", "GET /readyz")
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, map[string]string{"status": "ok"}) })
 	s.mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if err := s.db.Err(); err != nil {

@@ -89,7 +89,12 @@ type Server struct {
 	tokens  []Token
 	buckets []bucket // one per token
 	metrics *metrics
+	// patterns are the routes, in registration order.
+	patterns []string
 }
+
+// Routes returns the server's route patterns ("METHOD /path").
+func (s *Server) Routes() []string { return slices.Clone(s.patterns) }
 
 // New returns a server for db.
 func New(db *tidemark.DB, cfg Config) (*Server, error) {
@@ -260,6 +265,7 @@ func (w *statusWriter) WriteHeader(code int) {
 
 // handle wraps an endpoint: body limit, deadline, auth, logging, errors.
 func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWriter, r *http.Request, t *Token) error) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)

@@ -23,6 +23,11 @@ const (
 )
 
 func newTestServer(t *testing.T) (*httptest.Server, *tidemark.DB) {
+	ts, db, _ := newTestServerS(t)
+	return ts, db
+}
+
+func newTestServerS(t *testing.T) (*httptest.Server, *tidemark.DB, *Server) {
 	t.Helper()
 	db, err := tidemark.Open(t.TempDir(), &tidemark.Options{NoSync: true, MaxBatch: 100})
 	if err != nil {
@@ -39,7 +44,7 @@ func newTestServer(t *testing.T) (*httptest.Server, *tidemark.DB) {
 	}
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
-	return ts, db
+	return ts, db, s
 }
 
 type reply struct {
@@ -264,5 +269,52 @@ func TestRescoreContextDocuments(t *testing.T) {
 		{"memory":{"id":"policy","source":"policy"},"sim":0.7}]}`)
 	if r.status != 200 || !strings.Contains(r.raw, `"hits":[{"id":"policy"`) || !strings.Contains(r.raw, `"reason":"HARD_EXPIRED_EVENT"`) {
 		t.Fatalf("rescore: %d %s", r.status, r.raw)
+	}
+}
+
+// The OpenAPI document describes exactly the routes the server has, and
+// every documented operation answers (not 404 or 405) on the real handler.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	ts, _, srv := newTestServerS(t)
+	r := call(t, ts, "GET", "/v1/openapi.json", "", "")
+	if r.status != 200 {
+		t.Fatalf("openapi: %d", r.status)
+	}
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal([]byte(r.raw), &doc); err != nil || doc.OpenAPI == "" {
+		t.Fatalf("openapi document: %v", err)
+	}
+	documented := map[string]bool{}
+	for path, ops := range doc.Paths {
+		for method := range ops {
+			if method == "parameters" {
+				continue
+			}
+			documented[strings.ToUpper(method)+" "+path] = true
+		}
+	}
+	routed := map[string]bool{}
+	for _, p := range srv.Routes() {
+		if strings.Contains(p, " /v1/") {
+			routed[p] = true
+		}
+	}
+	for p := range routed {
+		if !documented[p] {
+			t.Errorf("route %s is not in the OpenAPI document", p)
+		}
+	}
+	for p := range documented {
+		if !routed[p] {
+			t.Errorf("the OpenAPI document names %s, which the server does not route", p)
+		}
+		method, path, _ := strings.Cut(p, " ")
+		path = strings.NewReplacer("{c}", "facts", "{id}", "x", "{doc}", "d").Replace(path)
+		if res := call(t, ts, method, path, admin, "{}"); res.status == 404 && code(res) == "" || res.status == 405 {
+			t.Errorf("%s answers %d", p, res.status)
+		}
 	}
 }
