@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"time"
 
 	"github.com/tidemark/tidemark/bench"
 )
@@ -54,6 +55,31 @@ func runBenchConsolidate(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := bench.RunConsolidate(ctx, bench.ConsolidateConfig{N: *n, Dim: *dim, Queries: *queries, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
+
+func runBenchServe(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench serve", stderr)
+	n := fs.Int("n", 100000, "memories in the collection")
+	dim := fs.Int("dim", 768, "vector dimension")
+	clients := fs.Int("clients", 8, "concurrent clients")
+	duration := fs.Duration("duration", 30*time.Second, "load duration")
+	requests := fs.Int("requests", 1000000, "at most this many requests")
+	writeShare := fs.Float64("write-share", 0.1, "fraction of requests that are upserts")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunServe(ctx, bench.ServeConfig{N: *n, Dim: *dim, Clients: *clients, Duration: *duration, Requests: *requests,
+		WriteShare: *writeShare, Progress: stderr})
 	if err != nil {
 		return err
 	}
