@@ -50,16 +50,20 @@ type ServeOp struct {
 	Count     int     `json:"count"`
 	Errors    int     `json:"errors"`
 	PerSecond float64 `json:"per_s"`
-	P50, P95  float64 // milliseconds
-	P99       float64
+	// Latencies in milliseconds.
+	P50 float64 `json:"p50_ms"`
+	P95 float64 `json:"p95_ms"`
+	P99 float64 `json:"p99_ms"`
 }
 
 // ServeReport is RunServe's result.
 type ServeReport struct {
-	N, Dim, Clients int
-	Seconds         float64
-	LoadS           float64 `json:"load_s"`
-	Ops             []ServeOp
+	N       int       `json:"n"`
+	Dim     int       `json:"dim"`
+	Clients int       `json:"clients"`
+	Seconds float64   `json:"seconds"`
+	LoadS   float64   `json:"load_s"`
+	Ops     []ServeOp `json:"ops"`
 }
 
 // RunServe runs the load test.

@@ -67,3 +67,33 @@ func TestRemoteCommands(t *testing.T) {
 		t.Fatalf("a wrong token: %v", err)
 	}
 }
+
+// A config file sets flags the command line leaves alone; unknown keys are
+// errors.
+func TestServeConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "tidemark.json")
+	if err := os.WriteFile(cfg, []byte(`{"addr":"127.0.0.1:9999","timeout":"5s","max-body":1024}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs := newFlags("serve", io.Discard)
+	addr := fs.String("addr", "x", "")
+	timeout := fs.Duration("timeout", 0, "")
+	maxBody := fs.Int64("max-body", 0, "")
+	fs.String("config", "", "")
+	if err := fs.Parse([]string{"--addr", "127.0.0.1:1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyConfig(fs, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if *addr != "127.0.0.1:1" || timeout.String() != "5s" || *maxBody != 1024 {
+		t.Fatalf("addr %s, timeout %v, max-body %d", *addr, *timeout, *maxBody)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"adr":"typo"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyConfig(fs, cfg); err == nil {
+		t.Fatal("an unknown setting was accepted")
+	}
+}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +22,35 @@ import (
 	"github.com/tidemark/tidemark/server"
 )
 
+// applyConfig sets the flags a JSON config file names, except those given
+// on the command line.
+func applyConfig(fs *flag.FlagSet, path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var kv map[string]any
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&kv); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for k, v := range kv {
+		if fs.Lookup(k) == nil || k == "config" {
+			return fmt.Errorf("%s: unknown setting %q", path, k)
+		}
+		if given[k] {
+			continue
+		}
+		if err := fs.Set(k, fmt.Sprint(v)); err != nil {
+			return fmt.Errorf("%s: %s: %w", path, k, err)
+		}
+	}
+	return nil
+}
+
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	data := fs.String("data", "./data", "data directory (created when missing)")
@@ -28,8 +59,14 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.Int64("max-body", 32<<20, "request body limit in bytes")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	consolidate := fs.Duration("consolidate-every", 0, "run consolidation in the background at this interval (0: never)")
+	config := fs.String("config", os.Getenv("TIDEMARK_CONFIG"), "optional JSON config file whose keys are these flags' names (env TIDEMARK_CONFIG); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *config != "" {
+		if err := applyConfig(fs, *config); err != nil {
+			return err
+		}
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	var toks []server.Token
