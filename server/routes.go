@@ -82,16 +82,35 @@ type CollectionJSON struct {
 
 // SearchJSON is a search request.
 type SearchJSON struct {
-	Vector  []float32       `json:"vector,omitempty"`
-	Text    string          `json:"text,omitempty"`
-	K       int             `json:"k,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Now     *time.Time      `json:"now,omitempty"`
-	AsOf    *time.Time      `json:"as_of,omitempty"`
-	AsOfTx  *time.Time      `json:"as_of_tx,omitempty"`
-	Kinds   []temporal.Kind `json:"kinds,omitempty"`
-	Plan    string          `json:"plan,omitempty"`
-	Explain bool            `json:"explain,omitempty"`
+	Vector   []float32         `json:"vector,omitempty"`
+	Text     string            `json:"text,omitempty"`
+	K        int               `json:"k,omitempty"`
+	Method   string            `json:"method,omitempty"`
+	Now      *time.Time        `json:"now,omitempty"`
+	AsOf     *time.Time        `json:"as_of,omitempty"`
+	AsOfTx   *time.Time        `json:"as_of_tx,omitempty"`
+	Kinds    []temporal.Kind   `json:"kinds,omitempty"`
+	Statuses []temporal.Status `json:"statuses,omitempty"`
+	// Range keeps memories created inside [from, to) (either may be open).
+	Range *RangeJSON `json:"range,omitempty"`
+	// Weights replace the method's weights of the four signals.
+	Weights *WeightsJSON `json:"weights,omitempty"`
+	Plan    string       `json:"plan,omitempty"`
+	Explain bool         `json:"explain,omitempty"`
+}
+
+// RangeJSON is a time range.
+type RangeJSON struct {
+	From *time.Time `json:"from,omitempty"`
+	To   *time.Time `json:"to,omitempty"`
+}
+
+// WeightsJSON are the fused score's weights.
+type WeightsJSON struct {
+	Sim        float64 `json:"sim"`
+	Temporal   float64 `json:"temporal"`
+	Confidence float64 `json:"confidence"`
+	Relational float64 `json:"relational"`
 }
 
 // HitJSON is one search result.
@@ -403,6 +422,24 @@ func (s *Server) routes() {
 		writeJSON(w, 200, resultJSON(res))
 		return nil
 	})
+	s.handle("GET /v1/collections/{c}/consolidate", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		if _, err := s.coll(r); err != nil {
+			return err
+		}
+		reps, err := s.db.LastConsolidation()
+		var last *tidemark.ConsolidationReport
+		for i := range reps {
+			if reps[i].Collection == r.PathValue("c") {
+				last = &reps[i]
+			}
+		}
+		msg := ""
+		if err != nil {
+			msg = err.Error()
+		}
+		writeJSON(w, 200, map[string]any{"last_background_run": last, "error": msg})
+		return nil
+	})
 	s.handle("GET /v1/collections/{c}/audit", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
 		c, err := s.coll(r)
 		if err != nil {
@@ -425,7 +462,7 @@ func (s *Server) routes() {
 
 func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
 	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
-		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Explain: req.Explain}
+		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Explain: req.Explain}
 	if req.Method != "" {
 		m, err := temporal.ParseMethod(req.Method)
 		if err != nil {
@@ -433,6 +470,16 @@ func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
 		}
 		p := temporal.Preset(m)
 		sr.Params = &p
+	}
+	if w := req.Weights; w != nil {
+		if sr.Params == nil {
+			p := temporal.Preset(temporal.MethodTidemark)
+			sr.Params = &p
+		}
+		sr.Params.Weights = temporal.Weights{Sim: w.Sim, Time: w.Temporal, Conf: w.Confidence, Rel: w.Relational}
+	}
+	if rg := req.Range; rg != nil {
+		sr.Range = &temporal.TimeRange{From: tv(rg.From), To: tv(rg.To)}
 	}
 	if req.Plan != "" {
 		var err error

@@ -125,6 +125,14 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	if r.status != 200 || !strings.Contains(r.raw, `"hits":[{"id":"v1"`) {
 		t.Fatalf("as-of search: %d %s", r.status, r.raw)
 	}
+	// A range that ends before the memories were created keeps none;
+	// a plain cosine ranking by weights sees the superseded one too.
+	if r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"range":{"to":"2000-01-01T00:00:00Z"}}`); r.status != 200 || !strings.Contains(r.raw, `"hits":[]`) {
+		t.Fatalf("range: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"method":"plain"}`); r.status != 200 || !strings.Contains(r.raw, `"id":"v1"`) {
+		t.Fatalf("plain: %d %s", r.status, r.raw)
+	}
 	if r := call(t, ts, "GET", "/v1/collections/facts/memories/v2/history", reader, ""); r.status != 200 || !strings.Contains(r.raw, `"superseded_by":"v2"`) {
 		t.Fatalf("history: %d %s", r.status, r.raw)
 	}
