@@ -189,7 +189,7 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	}
 	m := call(t, ts, "GET", "/metrics", "", "")
 	for _, want := range []string{`tidemark_http_request_duration_seconds_count{route="POST /v1/collections/{c}/search",status="200"}`,
-		`tidemark_search_plans_total{plan="exact"} 2`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
+		`tidemark_search_plans_total{plan="exact"} 4`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
 		`tidemark_consolidation_runs_total 1`, `tidemark_drift_lambda{collection="facts",group="api"}`, `tidemark_backend_info{backend=`,
 		`tidemark_write_duration_seconds_count{kind="put"} 2`} {
 		if m.status != 200 || !strings.Contains(m.raw, want) {
