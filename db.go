@@ -590,6 +590,30 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	return out, nil
 }
 
+// FactHistory returns every memory stated about the fact (subject,
+// relation) — normalised as the write path normalises keys — in the
+// order supersession ranks them, oldest first: the fact's lineage.
+func (c *Collection) FactHistory(ctx context.Context, subject, relation string) ([]Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := c.db.readable(); err != nil {
+		return nil, err
+	}
+	k := temporal.NewFactKey(subject, relation)
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	chain := c.byKey[k]
+	if k.IsZero() || len(chain) == 0 || c.dropped {
+		return nil, fmt.Errorf("%w: fact (%q, %q) in collection %q", ErrNotFound, subject, relation, c.name)
+	}
+	out := make([]Memory, len(chain))
+	for i, j := range chain {
+		out[i] = c.memory(j)
+	}
+	return out, nil
+}
+
 // The log record.
 
 type recType byte

@@ -349,3 +349,33 @@ func TestReopen(t *testing.T) {
 		t.Fatalf("Put after Close: %v", err)
 	}
 }
+
+// Source filters on both plans, and a fact's lineage by its key.
+func TestSourceFilterAndFactHistory(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "wiki", Text: "w", Vector: unit(4, 0), Source: temporal.SourceWiki, Subject: "API ", Relation: "Limit", Object: "1"},
+		{ID: "chat", Text: "c", Vector: unit(4, 0), Source: temporal.SourceChat},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "wiki2", Text: "w2", Vector: unit(4, 0), Source: temporal.SourceWiki, Subject: "api", Relation: "limit", Object: "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Plan{PlanExact, PlanANN} {
+		res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 0), Sources: []temporal.Source{temporal.SourceChat}, Plan: p})
+		if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "chat" {
+			t.Fatalf("plan %v: %+v %v", p, res, err)
+		}
+	}
+	h, err := c.FactHistory(ctx, "api", "limit")
+	if err != nil || len(h) != 2 || h[0].ID != "wiki" || h[1].ID != "wiki2" {
+		t.Fatalf("fact history %v %v", h, err)
+	}
+	if _, err := c.FactHistory(ctx, "nope", "limit"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("unknown fact: %v", err)
+	}
+}

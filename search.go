@@ -84,9 +84,11 @@ type SearchRequest struct {
 	// when Range is nil (temporal.ParseTimeRange).
 	Range      *temporal.TimeRange
 	ParseRange bool
-	// Kinds and Statuses filter the memories (the zero sets allow all).
+	// Kinds and Statuses filter the memories (the zero sets allow all);
+	// Sources, when not empty, keeps only memories from those sources.
 	Kinds    temporal.KindSet
 	Statuses temporal.StatusSet
+	Sources  []temporal.Source
 	// Plan chooses how candidates are found (default PlanAuto); Ef is the
 	// HNSW beam width of PlanANN (default max(CollectionOptions.Ef,
 	// candidates asked)).
@@ -312,7 +314,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	if n == 0 {
 		return nil
 	}
-	if !req.Explain && q.params.MaskRetired {
+	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 {
 		// At most one belief per memory passes the transaction-time mask,
 		// so the fused stage can scan the whole column store.
 		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
@@ -329,12 +331,24 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		return nil
 	}
 	var beliefs []int
-	if q.params.MaskRetired {
+	switch {
+	case len(req.Sources) > 0:
+		for j := range c.rows {
+			if !slices.Contains(req.Sources, c.rows[j].mem.Source) {
+				continue
+			}
+			if q.params.MaskRetired {
+				beliefs = append(beliefs, c.rows[j].beliefs...)
+			} else {
+				beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+			}
+		}
+	case q.params.MaskRetired:
 		beliefs = make([]int, n)
 		for i := range beliefs {
 			beliefs[i] = i
 		}
-	} else {
+	default:
 		for j := range c.rows {
 			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 		}
@@ -400,6 +414,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	for _, r := range rows {
 		switch {
 		case r >= len(c.rows): // cannot happen: the ledger is applied before the index
+		case len(req.Sources) > 0 && !slices.Contains(req.Sources, c.rows[r].mem.Source):
 		case q.params.MaskRetired:
 			beliefs = append(beliefs, c.rows[r].beliefs...)
 		default:

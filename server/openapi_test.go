@@ -44,6 +44,8 @@ func TestOpenAPIValidatesRealTraffic(t *testing.T) {
 		{"POST", "/v1/collections/facts/search", `{"vector":[1,0,0],"as_of":"2025-03-01T00:00:00Z","plan":"exact"}`, 200},
 		{"POST", "/v1/collections/facts/search", `{"vector":[1,0,0],"weights":{"sim":1,"temporal":0,"confidence":0,"relational":0},"statuses":["unconsolidated"],"range":{"from":"2020-01-01T00:00:00Z"}}`, 200},
 		{"GET", "/v1/collections/facts/consolidate", "", 200},
+		{"GET", "/v1/collections/facts/facts?subject=api&relation=limit", "", 200},
+		{"POST", "/v1/collections/facts/search", `{"vector":[1,0,0],"sources":["wiki","chat"]}`, 200},
 		{"GET", "/v1/collections/facts/memories/v1", "", 200},
 		{"GET", "/v1/collections/facts/memories/v2/history", "", 200},
 		{"POST", "/v1/collections/facts/feedback", `{"id":"v2","positive":true}`, 200},

@@ -91,6 +91,7 @@ type SearchJSON struct {
 	AsOfTx   *time.Time        `json:"as_of_tx,omitempty"`
 	Kinds    []temporal.Kind   `json:"kinds,omitempty"`
 	Statuses []temporal.Status `json:"statuses,omitempty"`
+	Sources  []temporal.Source `json:"sources,omitempty"`
 	// Range keeps memories created inside [from, to) (either may be open).
 	Range *RangeJSON `json:"range,omitempty"`
 	// Weights replace the method's weights of the four signals.
@@ -267,6 +268,23 @@ func (s *Server) routes() {
 			return err
 		}
 		h, err := c.History(r.Context(), r.PathValue("id"))
+		if err != nil {
+			return err
+		}
+		out := make([]MemoryJSON, len(h))
+		for i := range h {
+			out[i] = memoryJSON(h[i])
+		}
+		writeJSON(w, 200, map[string]any{"versions": out})
+		return nil
+	})
+	s.handle("GET /v1/collections/{c}/facts", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
+		c, err := s.coll(r)
+		if err != nil {
+			return err
+		}
+		q := r.URL.Query()
+		h, err := c.FactHistory(r.Context(), q.Get("subject"), q.Get("relation"))
 		if err != nil {
 			return err
 		}
@@ -462,7 +480,7 @@ func (s *Server) routes() {
 
 func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
 	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
-		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Explain: req.Explain}
+		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Sources: req.Sources, Explain: req.Explain}
 	if req.Method != "" {
 		m, err := temporal.ParseMethod(req.Method)
 		if err != nil {

@@ -133,6 +133,13 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	if r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"method":"plain"}`); r.status != 200 || !strings.Contains(r.raw, `"id":"v1"`) {
 		t.Fatalf("plain: %d %s", r.status, r.raw)
 	}
+	if r := call(t, ts, "GET", "/v1/collections/facts/facts?subject=API&relation=limit", reader, ""); r.status != 200 ||
+		!strings.Contains(r.raw, `"id":"v1"`) || !strings.Contains(r.raw, `"id":"v2"`) {
+		t.Fatalf("fact lineage: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0.1,0],"sources":["chat"]}`); r.status != 200 || !strings.Contains(r.raw, `"hits":[]`) {
+		t.Fatalf("source filter: %d %s", r.status, r.raw)
+	}
 	if r := call(t, ts, "GET", "/v1/collections/facts/memories/v2/history", reader, ""); r.status != 200 || !strings.Contains(r.raw, `"superseded_by":"v2"`) {
 		t.Fatalf("history: %d %s", r.status, r.raw)
 	}
@@ -189,7 +196,7 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	}
 	m := call(t, ts, "GET", "/metrics", "", "")
 	for _, want := range []string{`tidemark_http_request_duration_seconds_count{route="POST /v1/collections/{c}/search",status="200"}`,
-		`tidemark_search_plans_total{plan="exact"} 4`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
+		`tidemark_search_plans_total{plan="exact"} 5`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
 		`tidemark_consolidation_runs_total 1`, `tidemark_drift_lambda{collection="facts",group="api"}`, `tidemark_backend_info{backend=`,
 		`tidemark_write_duration_seconds_count{kind="put"} 2`} {
 		if m.status != 200 || !strings.Contains(m.raw, want) {
