@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/tidemark/tidemark"
@@ -42,7 +43,7 @@ func newMetrics(db *tidemark.DB) *metrics {
 		Name: "tidemark_consolidation_runs_total", Help: "Consolidation runs requested over HTTP.",
 	})
 	m.reg.MustRegister(m.latency, m.plans, m.candidates, m.writes, m.runs, &dbCollector{db: db})
-	m.reg.MustRegister(prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
