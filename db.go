@@ -90,7 +90,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	wal, err := store.Open(dir, &store.Options{NoSync: o.NoSync, MaxRecordSize: o.MaxRecordBytes})
+	wal, err := store.Open(dir, &store.Options{NoSync: o.NoSync, MaxRecordSize: o.MaxRecordBytes, OnSync: o.OnSync})
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}

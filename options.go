@@ -40,6 +40,10 @@ type Options struct {
 	NoSync bool
 	// Backend is the fused scoring stage (default kernels.DefaultCPU()).
 	Backend kernels.Backend
+	// OnSync, when set, is called with the duration of every fsync of the
+	// write-ahead log (from its writer goroutine: it must be quick). For
+	// metrics.
+	OnSync func(time.Duration)
 	// ConsolidateEvery runs DB.Consolidate in the background at this
 	// interval (default 0: never; call Consolidate). A run's error is kept
 	// for DB.LastConsolidation.

@@ -21,6 +21,7 @@ type metrics struct {
 	candidates prometheus.Counter
 	writes     *prometheus.HistogramVec
 	runs       prometheus.Counter
+	fsync      prometheus.Histogram
 }
 
 func newMetrics(db *tidemark.DB) *metrics {
@@ -42,7 +43,11 @@ func newMetrics(db *tidemark.DB) *metrics {
 	m.runs = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "tidemark_consolidation_runs_total", Help: "Consolidation runs requested over HTTP.",
 	})
-	m.reg.MustRegister(m.latency, m.plans, m.candidates, m.writes, m.runs, &dbCollector{db: db})
+	m.fsync = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "tidemark_wal_fsync_duration_seconds", Help: "fsync of the write-ahead log (when the DB was opened with Options.OnSync = Server.ObserveSync).",
+		Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+	})
+	m.reg.MustRegister(m.latency, m.plans, m.candidates, m.writes, m.runs, m.fsync, &dbCollector{db: db})
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,3 +92,8 @@ func (d *dbCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 }
+
+// ObserveSync records one fsync of the write-ahead log; pass it (through
+// a function that reaches the server once it exists) as
+// tidemark.Options.OnSync.
+func (s *Server) ObserveSync(d time.Duration) { s.metrics.fsync.Observe(d.Seconds()) }

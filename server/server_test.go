@@ -198,7 +198,7 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	for _, want := range []string{`tidemark_http_request_duration_seconds_count{route="POST /v1/collections/{c}/search",status="200"}`,
 		`tidemark_search_plans_total{plan="exact"} 5`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
 		`tidemark_consolidation_runs_total 1`, `tidemark_drift_lambda{collection="facts",group="api"}`, `tidemark_backend_info{backend=`,
-		`tidemark_write_duration_seconds_count{kind="put"} 2`} {
+		`tidemark_write_duration_seconds_count{kind="put"} 2`, `tidemark_wal_fsync_duration_seconds_count`} {
 		if m.status != 200 || !strings.Contains(m.raw, want) {
 			t.Fatalf("metrics lack %s:\n%.2000s", want, m.raw)
 		}

@@ -1,6 +1,9 @@
 package store
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Limits on Options.
 const (
@@ -98,6 +101,10 @@ type Options struct {
 	// durability guarantees of this package do not hold. For tests and
 	// benchmarks only.
 	NoSync bool
+	// OnSync, when set, is called with the duration of every fsync of a
+	// segment (from the writer goroutine: it must be quick and must not
+	// call the WAL). For metrics.
+	OnSync func(time.Duration)
 	// Recovery chooses how Open treats a damaged record in the last segment
 	// that is followed by intact records (default RecoverStrict).
 	Recovery RecoveryMode

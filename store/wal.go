@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // WAL is a write-ahead log: a directory of segment files holding records
@@ -244,8 +245,12 @@ func (w *WAL) checkSegment(f *os.File, first uint64, isLast bool, rb *readBuffer
 // marks everything written so far as synced.
 func (w *WAL) syncFile() error {
 	if !w.opts.NoSync {
+		start := time.Now()
 		if err := w.f.Sync(); err != nil {
 			return err
+		}
+		if w.opts.OnSync != nil {
+			w.opts.OnSync(time.Since(start))
 		}
 	}
 	w.unsynced = false

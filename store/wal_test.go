@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -589,5 +590,27 @@ func TestAckAfterFsync(t *testing.T) {
 	}
 	if w.LastSeq() != 4*(40+14) {
 		t.Fatalf("LastSeq %d, want %d", w.LastSeq(), 4*(40+14))
+	}
+}
+
+// Options.OnSync sees every fsync of an acknowledged group.
+func TestOnSync(t *testing.T) {
+	var n atomic.Int64
+	w, err := Open(t.TempDir(), &Options{OnSync: func(d time.Duration) {
+		if d >= 0 {
+			n.Add(1)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 3 {
+		if _, err := w.Append(context.Background(), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n.Load() < 3 {
+		t.Fatalf("%d fsyncs observed for 3 sequential appends", n.Load())
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -87,7 +88,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		toks = []server.Token{{Token: secret, Name: "admin", Collections: []string{"*"}, Write: true}}
 		fmt.Fprintf(stdout, "admin token (this run only): %s\n", secret)
 	}
-	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate})
+	// The server exists only after the DB is open; fsyncs before that are
+	// not observed.
+	var srvp atomic.Pointer[server.Server]
+	onSync := func(d time.Duration) {
+		if s := srvp.Load(); s != nil {
+			s.ObserveSync(d)
+		}
+	}
+	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync})
 	if err != nil {
 		return err
 	}
@@ -97,6 +106,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		db.Close()
 		return err
 	}
+	srvp.Store(srv)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		db.Close()
