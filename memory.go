@@ -85,13 +85,11 @@ type Belief struct {
 
 // Limits on a memory.
 const (
-	MaxIDBytes        = 512
-	MaxKeyBytes       = 1024 // Subject, Relation, Object, DocID, Profile
-	MaxDependsOn      = 1024
-	MaxCounter        = 1 << 40
-	maxVectorsPerDim  = MaxDim
-	minYear, maxYear  = 1, 9999
-	maxDependsOnBytes = MaxDependsOn * MaxIDBytes
+	MaxIDBytes       = 512
+	MaxKeyBytes      = 1024 // Subject, Relation, Object, DocID, Profile
+	MaxDependsOn     = 1024
+	MaxCounter       = 1 << 40
+	minYear, maxYear = 1, 9999
 )
 
 // validID checks an id.
@@ -235,7 +233,7 @@ func decodeMemory(r *wire.Reader) Memory {
 	var m Memory
 	m.ID = r.String(MaxIDBytes)
 	m.Text = r.String(math.MaxInt32)
-	m.Vector = r.Float32s(maxVectorsPerDim, nil)
+	m.Vector = r.Float32s(MaxDim, nil)
 	m.Kind = temporal.Kind(r.Byte())
 	m.Source = temporal.Source(r.Byte())
 	m.Profile = r.String(MaxKeyBytes)

@@ -3,6 +3,7 @@ package tidemark
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -129,7 +130,7 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 		if merged[j] {
 			break
 		}
-		if sim >= o.ConflictSim && (k > j || !isFresh(ok)) && !containsInt(r.contradicts, k) &&
+		if sim >= o.ConflictSim && (k > j || ok.status != temporal.Unconsolidated) && !slices.Contains(r.contradicts, k) &&
 			(r.key.IsZero() || r.key != ok.key) && topicConflict(r.normText, ok.normText) {
 			v := 0.0
 			if c.prefer(j, k) {
@@ -139,17 +140,6 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 		}
 	}
 	return edits
-}
-
-func isFresh(r *row) bool { return r.status == temporal.Unconsolidated }
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // nearDuplicate: the same kind, fact key, document chunk and windows, and

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sync"
 	"text/tabwriter"
@@ -76,19 +75,12 @@ func RunConsolidate(ctx context.Context, cfg ConsolidateConfig) (ConsolidateRepo
 		cfg.K = 10
 	}
 	rep := ConsolidateReport{N: cfg.N, Dim: cfg.Dim}
-	say := func(format string, a ...any) {
-		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, format+"\n", a...)
-		}
+	say := lines(cfg.Progress)
+	root, cleanup, err := workDir(cfg.Dir, "consolidate")
+	if err != nil {
+		return rep, err
 	}
-	root := cfg.Dir
-	if root == "" {
-		var err error
-		if root, err = os.MkdirTemp("", "tidemark-bench-consolidate-"); err != nil {
-			return rep, err
-		}
-		defer os.RemoveAll(root)
-	}
+	defer cleanup()
 	build := func(dir string) (*tidemark.DB, *tidemark.Collection, error) {
 		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,

@@ -142,19 +142,12 @@ func (g *memGen) next() tidemark.Memory {
 func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 	cfg.defaults()
 	rep := EngineReport{Dim: cfg.Dim, TextBytes: cfg.TextBytes, Writes: cfg.Writes, N: cfg.N, Tail: cfg.Tail}
-	root := cfg.Dir
-	if root == "" {
-		var err error
-		if root, err = os.MkdirTemp("", "tidemark-bench-engine-"); err != nil {
-			return rep, err
-		}
-		defer os.RemoveAll(root)
+	root, cleanup, err := workDir(cfg.Dir, "engine")
+	if err != nil {
+		return rep, err
 	}
-	say := func(format string, a ...any) {
-		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, format+"\n", a...)
-		}
-	}
+	defer cleanup()
+	say := lines(cfg.Progress)
 	text := strings.Repeat("x", cfg.TextBytes)
 	for _, b := range cfg.Batches {
 		if b < 1 {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -242,6 +243,25 @@ func progress(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, format, args...)
 	}
+}
+
+// lines returns a printf for progress lines (a newline added) to w, which
+// may be nil.
+func lines(w io.Writer) func(format string, args ...any) {
+	return func(format string, args ...any) { progress(w, format+"\n", args...) }
+}
+
+// workDir returns dir, or a new temporary directory (removed by cleanup)
+// when dir is "".
+func workDir(dir, name string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "tidemark-bench-"+name+"-")
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
 }
 
 func maxInt(xs []int) int {

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"text/tabwriter"
@@ -90,19 +89,12 @@ func RunServe(ctx context.Context, cfg ServeConfig) (ServeReport, error) {
 		cfg.WriteBatch = 10
 	}
 	rep := ServeReport{N: cfg.N, Dim: cfg.Dim, Clients: cfg.Clients}
-	say := func(format string, a ...any) {
-		if cfg.Progress != nil {
-			fmt.Fprintf(cfg.Progress, format+"\n", a...)
-		}
+	say := lines(cfg.Progress)
+	dir, cleanup, err := workDir(cfg.Dir, "serve")
+	if err != nil {
+		return rep, err
 	}
-	dir := cfg.Dir
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "tidemark-bench-serve-"); err != nil {
-			return rep, err
-		}
-		defer os.RemoveAll(dir)
-	}
+	defer cleanup()
 	db, err := tidemark.Open(dir, nil)
 	if err != nil {
 		return rep, err

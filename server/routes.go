@@ -271,11 +271,7 @@ func (s *Server) routes() {
 		if err != nil {
 			return err
 		}
-		out := make([]MemoryJSON, len(h))
-		for i := range h {
-			out[i] = memoryJSON(h[i])
-		}
-		writeJSON(w, 200, map[string]any{"versions": out})
+		writeJSON(w, 200, map[string]any{"versions": versionsJSON(h)})
 		return nil
 	})
 	s.handle("GET /v1/collections/{c}/facts", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
@@ -288,11 +284,7 @@ func (s *Server) routes() {
 		if err != nil {
 			return err
 		}
-		out := make([]MemoryJSON, len(h))
-		for i := range h {
-			out[i] = memoryJSON(h[i])
-		}
-		writeJSON(w, 200, map[string]any{"versions": out})
+		writeJSON(w, 200, map[string]any{"versions": versionsJSON(h)})
 		return nil
 	})
 	s.handle("POST /v1/collections/{c}/search", false, func(w http.ResponseWriter, r *http.Request, t *Token) error {
@@ -506,6 +498,15 @@ func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
 		}
 	}
 	return sr, nil
+}
+
+// versionsJSON is a list of versions on the wire.
+func versionsJSON(h []tidemark.Memory) []MemoryJSON {
+	out := make([]MemoryJSON, len(h))
+	for i := range h {
+		out[i] = memoryJSON(h[i])
+	}
+	return out
 }
 
 func describe(c *tidemark.Collection) CollectionJSON {
