@@ -93,8 +93,8 @@ func ExampleRescore() {
 		fmt.Println("removed", r.ID, r.Reason)
 	}
 	// Output:
-	// policy score 0.675  sim 0.74  confidence 0.731
-	// chat   score 0.583  sim 0.78  confidence 0.286
+	// policy score 0.671  sim 0.74  confidence 0.731
+	// chat   score 0.656  sim 0.78  confidence 0.286
 	// removed promo HARD_EXPIRED_EVENT
 }
 

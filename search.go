@@ -1,6 +1,7 @@
 package tidemark
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -101,6 +102,13 @@ type SearchRequest struct {
 	// (reconsolidation, SmartVector §3.3): the counts are logged by the
 	// next Consolidate or FlushAccess.
 	CountAccess bool
+	// FirstStage, when > 0, scores only the FirstStage memories with the
+	// highest raw cosine among those the plan finds — before any mask, as
+	// a separate first-stage retriever would hand its candidates to a
+	// reranker (SmartVector §9.2: "the same first-stage retriever …, K = 8
+	// candidates"). Masked candidates are then removed, so fewer than
+	// FirstStage may remain. Default 0: every candidate is scored.
+	FirstStage int
 }
 
 // Hit is one search result.
@@ -314,7 +322,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	if n == 0 {
 		return nil
 	}
-	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 {
+	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 && req.FirstStage == 0 {
 		// At most one belief per memory passes the transaction-time mask,
 		// so the fused stage can scan the whole column store.
 		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
@@ -362,8 +370,49 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 			sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
 		}
 	}
+	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+}
+
+// firstStage keeps the beliefs of the n memories with the highest cosine
+// (all when n ≤ 0); ties go to the lower row (c.mu held).
+func (c *Collection) firstStage(beliefs []int, sims []float32, n int) ([]int, []float32) {
+	if n <= 0 {
+		return beliefs, sims
+	}
+	best := make(map[uint64]float32, len(beliefs))
+	for i, b := range beliefs {
+		id := c.batch.ID[b]
+		if s, ok := best[id]; !ok || sims[i] > s {
+			best[id] = sims[i]
+		}
+	}
+	if len(best) <= n {
+		return beliefs, sims
+	}
+	ids := make([]uint64, 0, len(best))
+	for id := range best {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b uint64) int {
+		if c := cmp.Compare(best[b], best[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	keep := make(map[uint64]bool, n)
+	for _, id := range ids[:n] {
+		keep[id] = true
+	}
+	var kb []int
+	var ks []float32
+	for i, b := range beliefs {
+		if keep[c.batch.ID[b]] {
+			kb, ks = append(kb, b), append(ks, sims[i])
+		}
+	}
+	return kb, ks
 }
 
 func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) error {
@@ -426,6 +475,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	for i, b := range beliefs {
 		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
 	}
+	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
 }

@@ -10,7 +10,8 @@ import (
 
 // Candidates from another vector store, rescored by tidemark: the stale
 // policy that the other store ranked first is removed, the live event is
-// boosted, and each result comes with the signals behind its score.
+// boosted (temporal 1.009) though not past the clearly more similar
+// current policy, and each result comes with the signals behind its score.
 func ExampleRescore() {
 	now := 0.0 // days; the epoch is the query time
 	open := temporal.Window{From: -temporal.Open, To: temporal.Open}
@@ -43,8 +44,8 @@ func ExampleRescore() {
 		fmt.Printf("%d removed: %v\n", r.ID, r.Reason)
 	}
 	// Output:
-	// 103 score 0.681  sim 0.62 temporal 1.009 confidence 0.845 state TEMPORAL
-	// 102 score 0.363  sim 0.84 temporal 0.260 confidence 0.016 state VALID
+	// 102 score 0.643  sim 0.84 temporal 0.260 confidence 0.016 state VALID
+	// 103 score 0.575  sim 0.62 temporal 1.009 confidence 0.845 state TEMPORAL
 	// 101 removed: EXPIRED_VERSIONED_DOC
 }
 
@@ -83,7 +84,7 @@ func ExampleCPU_TopK() {
 	}
 	fmt.Println("scored", stats.Scored, "superseded", stats.Removed[temporal.ReasonSuperseded])
 	// Output:
-	// 11 0.699
-	// 12 0.450
+	// 11 0.859
+	// 12 0.090
 	// scored 2 superseded 1
 }

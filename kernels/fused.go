@@ -35,7 +35,7 @@ func newEpilogue(b *Batch, q *Query, p *temporal.Params) epilogue {
 		pool:       p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0,
 		confLambda: temporal.Lambda(p.Confidence.HalfLife),
 	}
-	if p.Combine == temporal.CombineSum {
+	if p.Combine != temporal.CombineProduct {
 		// temporal = decay·recency·multiplier·gate ≤ 1·1·max(1, boost)·1, or
 		// OutOfWindow; confidence ≤ Confidence.Max; relational ≤ 0.3. Decay floors are
 		// in [0, 1] (Candidate.Validate, Batch.Validate), the weights and the boost are
@@ -56,6 +56,14 @@ func (e *epilogue) scoreBound(sim float64) float64 {
 		x = temporal.MinMax(sim, e.minSim, e.maxSim)
 	}
 	ub := e.p.Weights.Sim*x + e.boundRest
+	if e.p.Combine == temporal.CombineGated {
+		// x·(w_sim + rest) with rest in [0, boundRest]: largest at the
+		// top of the range for x ≥ 0, at the bottom for x < 0.
+		ub = e.p.Weights.Sim * x
+		if x > 0 {
+			ub = x * (e.p.Weights.Sim + e.boundRest)
+		}
+	}
 	if pen := e.p.RelevancePenalty; e.p.RelevanceThreshold > 0 && pen*ub > ub {
 		ub = pen * ub // a penalty in [0, 1) raises a negative score
 	}
@@ -156,14 +164,14 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 		s.Temporal = s.Decay * s.Recency
 	}
 	w := p.Weights
-	if explain || (w.Conf != 0 && p.Combine == temporal.CombineSum) {
+	if explain || (w.Conf != 0 && p.Combine != temporal.CombineProduct) {
 		// temporal.Confidence, with ln(1 + access) from the table.
 		c := &p.Confidence
 		decayed := float64(b.BaseConf[i]) * temporal.Decay(e.confLambda, q.At-float64(b.ConfFrom[i]), 0)
 		fb := math.Min(c.Max, math.Max(c.Min, decayed+c.AlphaPos*float64(b.Positive[i])-c.AlphaNeg*float64(b.Negative[i])))
 		s.Confidence = math.Min(c.Max, fb+c.Beta*log1pCount(float64(b.Access[i])))
 	}
-	if explain || (w.Rel != 0 && p.Combine == temporal.CombineSum) {
+	if explain || (w.Rel != 0 && p.Combine != temporal.CombineProduct) {
 		// temporal.RelationalBonus, with ln(1 + degree) from the table.
 		if d := float64(b.Degree[i]); d > 0 {
 			s.Relational = math.Min(0.3, 0.1*log1pCount(d))
@@ -176,8 +184,11 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 	if p.NormalizeSim {
 		x = s.SimNorm
 	}
-	if p.Combine == temporal.CombineProduct {
+	switch p.Combine {
+	case temporal.CombineProduct:
 		return s.Penalty * x * s.Temporal, s
+	case temporal.CombineGated:
+		return s.Penalty * x * (w.Sim + w.Time*s.Temporal + w.Conf*s.Confidence + w.Rel*s.Relational), s
 	}
 	return s.Penalty * (w.Sim*x + w.Time*s.Temporal + w.Conf*s.Confidence + w.Rel*s.Relational), s
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/eval"
@@ -23,6 +26,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	reference := fs.Bool("reference", false, "evaluate the in-memory reference (eval.Memory) instead of the engine")
 	planName := fs.String("plan", "auto", "engine search plan: auto, exact or ann")
 	dataDir := fs.String("data", "", "engine data directory to ingest into and keep (default: a temporary one, removed)")
+	firstStage := fs.Int("first-stage", 0, "score only the N memories with the highest cosine per query (engine only; SmartVector's K = 8); 0 scores all")
+	weightsFlag := fs.String("weights", "", "replace the method's signal weights: sim,time,conf,rel (e.g. 0.5,0.2,0,0.3)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -40,6 +45,18 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var weights *temporal.Weights
+	if *weightsFlag != "" {
+		if *reference {
+			return fmt.Errorf("--weights applies to the engine, not to --reference")
+		}
+		if weights, err = parseWeights(*weightsFlag); err != nil {
+			return err
+		}
+	}
+	if *firstStage < 0 || (*firstStage > 0 && *reference) {
+		return fmt.Errorf("--first-stage wants a number ≥ 0, and applies to the engine, not to --reference")
+	}
 	var searcher eval.Searcher
 	if *reference {
 		if searcher, err = eval.NewMemory(&eval.MemoryOptions{Method: m, HalfLife: *halfLife}); err != nil {
@@ -48,7 +65,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	} else {
 		// The engine, durable as ever but without fsync: an evaluation
 		// that dies is run again, not recovered.
-		eng := evalengine.New(&evalengine.Options{Method: m, HalfLife: *halfLife, Plan: plan, Dir: *dataDir, NoSync: true})
+		eng := evalengine.New(&evalengine.Options{Method: m, Weights: weights, FirstStage: *firstStage, HalfLife: *halfLife, Plan: plan, Dir: *dataDir, NoSync: true})
 		defer eng.Close()
 		searcher = eng
 	}
@@ -86,4 +103,21 @@ func readFile[T any](path string, read func(io.Reader) ([]T, error)) ([]T, error
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return out, nil
+}
+
+// parseWeights reads "sim,time,conf,rel": four finite, non-negative numbers.
+func parseWeights(s string) (*temporal.Weights, error) {
+	f := strings.Split(s, ",")
+	if len(f) != 4 {
+		return nil, fmt.Errorf("--weights %q: want four comma-separated numbers sim,time,conf,rel", s)
+	}
+	var v [4]float64
+	for i := range f {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f[i]), 64)
+		if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+			return nil, fmt.Errorf("--weights %q: %q is not a finite number ≥ 0", s, f[i])
+		}
+		v[i] = x
+	}
+	return &temporal.Weights{Sim: v[0], Time: v[1], Conf: v[2], Rel: v[3]}, nil
 }

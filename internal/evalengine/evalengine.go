@@ -23,6 +23,14 @@ import (
 type Options struct {
 	// Method is the scoring preset (default temporal.MethodTidemark).
 	Method temporal.Method
+	// FirstStage, when > 0, scores only that many memories with the
+	// highest cosine per query (SearchRequest.FirstStage; SmartVector
+	// §9.2's K = 8).
+	FirstStage int
+	// Weights, when set, replace the method's signal weights (SmartVector
+	// §10.3's tuned weights): every search passes the preset with these
+	// weights as SearchRequest.Params.
+	Weights *temporal.Weights
 	// HalfLife is the half-life in days of memories without a profile
 	// (default 30).
 	HalfLife float64
@@ -55,6 +63,7 @@ type Searcher struct {
 	coll *tidemark.Collection
 	emb  *embed.Hashing
 	dim  int
+	view bool // a Reweighted copy: shares the database, does not own it
 }
 
 var _ eval.Searcher = (*Searcher)(nil)
@@ -80,7 +89,7 @@ func (s *Searcher) Collection() *tidemark.Collection { return s.coll }
 // runs from recorded_at, else valid_from, else that time — the reference
 // memory's rules — so the engine and the reference see the same ledger.
 func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
-	if s.db != nil {
+	if s.db != nil || s.view {
 		return errors.New("evalengine: Ingest called twice")
 	}
 	if err := eval.ValidateCorpus(corpus); err != nil {
@@ -165,7 +174,12 @@ func (s *Searcher) Search(ctx context.Context, q eval.QueryLine) (eval.Ranking, 
 	if err != nil {
 		return eval.Ranking{}, err
 	}
-	req := &tidemark.SearchRequest{Vector: qv, K: q.TopK(), Now: q.Now, Plan: s.opts.Plan}
+	req := &tidemark.SearchRequest{Vector: qv, K: q.TopK(), Now: q.Now, Plan: s.opts.Plan, FirstStage: s.opts.FirstStage}
+	if s.opts.Weights != nil {
+		p := temporal.Preset(s.opts.Method)
+		p.Weights = *s.opts.Weights
+		req.Params = &p
+	}
 	if q.AsOf != nil {
 		req.AsOf = *q.AsOf
 	}
@@ -183,8 +197,22 @@ func (s *Searcher) Search(ctx context.Context, q eval.QueryLine) (eval.Ranking, 
 	return r, nil
 }
 
+// Reweighted returns a Searcher over s's ingested collection whose searches
+// use the weights w (as Options.Weights). It shares s's database: calling
+// Ingest on it is an error, closing it does nothing, and it must not be
+// used after s is closed.
+func (s *Searcher) Reweighted(w temporal.Weights) *Searcher {
+	v := *s
+	v.opts.Weights = &w
+	v.view = true
+	return &v
+}
+
 // Close closes the database and removes a temporary directory.
 func (s *Searcher) Close() error {
+	if s.view {
+		return nil
+	}
 	var err error
 	if s.db != nil {
 		err = s.db.Close()
