@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -164,11 +165,44 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--corpus", bad, "--queries", queries}, 1, `corpus line 2: txt: eval: unknown field`},
 		{[]string{"eval", "--corpus", corpus, "--queries", bad}, 1, "queries line 1"},
 		{[]string{"eval", "--corpus", filepath.Join(t.TempDir(), "missing"), "--queries", queries}, 1, "no such file"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,2"}, 1, "want four comma-separated numbers"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,NaN,0,0"}, 1, "not a finite number"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,-1,0,0"}, 1, "not a finite number"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,0,0,0", "--reference"}, 1, "applies to the engine"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--first-stage", "-1"}, 1, "--first-stage"},
 		{[]string{"eval", "-h"}, 0, "-corpus"},
 	} {
 		code, _, errOut := runCLI(c.args...)
 		if code != c.code || !strings.Contains(errOut, c.msg) {
 			t.Errorf("%v: exit %d stderr %q, want %d containing %q", c.args, code, errOut, c.code, c.msg)
 		}
+	}
+}
+
+// --weights replaces the method's weights: the SmartVector preset with all
+// weight on similarity ranks exactly as plain cosine does.
+func TestEvalWeights(t *testing.T) {
+	corpus, queries := writeDemo(t)
+	code, plain, errOut := runCLI("eval", "--corpus", corpus, "--queries", queries, "--method", "plain", "--per-query", "--json")
+	if code != 0 {
+		t.Fatalf("plain: %d %s", code, errOut)
+	}
+	code, sim, errOut := runCLI("eval", "--corpus", corpus, "--queries", queries, "--method", "smartvector", "--weights", "1,0,0,0", "--first-stage", "8", "--per-query", "--json")
+	if code != 0 {
+		t.Fatalf("weights: %d %s", code, errOut)
+	}
+	ranked := func(out string) string {
+		var r struct {
+			PerQuery []struct {
+				Ranked []string `json:"ranked"`
+			} `json:"per_query"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.PerQuery) == 0 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		return fmt.Sprint(r.PerQuery)
+	}
+	if ranked(plain) != ranked(sim) {
+		t.Fatalf("plain %s\nsmartvector w=(1,0,0,0) %s", ranked(plain), ranked(sim))
 	}
 }
