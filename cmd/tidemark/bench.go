@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +15,8 @@ import (
 )
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || (args[0] != "kernels" && args[0] != "ann" && args[0] != "engine" && args[0] != "consolidate" && args[0] != "serve") {
-		fmt.Fprintln(stderr, "usage: tidemark bench kernels|ann|engine|consolidate|serve [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop\n  ann       the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run\n  engine    Put throughput per batch size against the bare log, and open/recovery times\n  consolidate  consolidation cost per 10k memories, and search latency while it runs\n  serve     a load test of tidemark serve on loopback: concurrent searches and upserts")
+	if len(args) == 0 || !slices.Contains([]string{"kernels", "ann", "engine", "consolidate", "serve", "quality"}, args[0]) {
+		fmt.Fprintln(stderr, "usage: tidemark bench kernels|ann|engine|consolidate|serve|quality [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop\n  ann       the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run\n  engine    Put throughput per batch size against the bare log, and open/recovery times\n  consolidate  consolidation cost per 10k memories, and search latency while it runs\n  serve     a load test of tidemark serve on loopback: concurrent searches and upserts\n  quality   the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours")
 		return errUsage
 	}
 	switch args[0] {
@@ -27,6 +28,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return runBenchConsolidate(args[1:], stdout, stderr)
 	case "serve":
 		return runBenchServe(args[1:], stdout, stderr)
+	case "quality":
+		return runBenchQuality(args[1:], stdout, stderr)
 	}
 	fs := newFlags("bench kernels", stderr)
 	ns := fs.String("n", "10000,100000,1000000", "batch sizes, comma-separated")

@@ -1,0 +1,604 @@
+package extract
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Fact is the key of one single-valued fact: Subject and Relation name
+// the fact, normalised as [temporal.NormalizeKeyPart] does (lower-case,
+// articles and punctuation removed, one space between words); Object is
+// its value as the sentence spells it, with runs of white space made one
+// space.
+type Fact struct {
+	Subject  string
+	Relation string
+	Object   string
+}
+
+// Limits beyond which a text is not one sentence stating one fact.
+const (
+	maxBytes  = 1000
+	maxTokens = 60
+)
+
+// Key extracts the fact key of a sentence that states one single-valued
+// fact, or returns false. Two sentences that state the same fact with
+// different values get the same Subject and Relation and different
+// Objects; sentences about different facts get different keys. When the
+// value slot is missing or ambiguous — no value, several coordinated
+// values, a question, a negation, a hedge, several clauses — Key returns
+// false rather than guess. The rules are in the package documentation.
+//
+// Key is a pure function, safe for concurrent use.
+func Key(text string) (Fact, bool) {
+	if len(text) > maxBytes {
+		return Fact{}, false
+	}
+	text = strings.ToValidUTF8(text, "\uFFFD")
+	toks := tokenize(text)
+	if len(toks) < 2 || len(toks) > maxTokens {
+		return Fact{}, false
+	}
+	s := &sentence{text: text, toks: toks, spans: findSpans(toks)}
+	s.spanOf = make([]int, len(toks))
+	for k := range s.spanOf {
+		s.spanOf[k] = -1
+	}
+	for i, sp := range s.spans {
+		for k := sp.i; k < sp.j; k++ {
+			s.spanOf[k] = i
+		}
+	}
+	if !s.statement() || !s.findVerb() {
+		return Fact{}, false
+	}
+	return s.key()
+}
+
+// sentence is one sentence being keyed.
+type sentence struct {
+	text   string
+	toks   []token
+	spans  []span
+	spanOf []int // token → index into spans, or -1
+	// mv is the main verb's first token (-1: none found); copular says
+	// whether it is a copula group ("is", "is set to", "must be", "has
+	// been").
+	mv      int
+	copular bool
+}
+
+// word reports whether toks[k] is an ordinary word outside every value.
+func (s *sentence) word(k int) bool { return s.spanOf[k] < 0 }
+
+// statement rejects what is not a plain statement: a question, several
+// sentences or clauses joined by a semicolon, a negation, a hedge or a
+// condition.
+func (s *sentence) statement() bool {
+	n := len(s.toks)
+	if questionOpen[s.toks[0].lower] {
+		return false
+	}
+	for k, t := range s.toks {
+		if strings.Contains(t.trail, "?") {
+			return false
+		}
+		if k < n-1 {
+			if strings.Contains(t.trail, ";") {
+				return false
+			}
+			if strings.ContainsAny(t.trail, ".!") && startsUpperOrDigit(s.toks[k+1].core) {
+				return false
+			}
+		}
+		if s.word(k) && (negations[t.lower] || hedges[t.lower] ||
+			strings.HasSuffix(t.lower, "n't") || strings.HasSuffix(t.lower, "n’t")) {
+			return false
+		}
+	}
+	return true
+}
+
+func startsUpperOrDigit(w string) bool {
+	r, _ := utf8.DecodeRuneInString(w)
+	return unicode.IsUpper(r) || unicode.IsDigit(r)
+}
+
+// findVerb finds the main verb: the sentence's one copula (outside
+// relative clauses and values; two copulas are two clauses, and a past
+// copula makes the sentence history), else its first third-person verb,
+// else its first base-form verb, else its first word ending in -s after
+// the subject. It reports false when the sentence cannot be a statement
+// of a present value.
+func (s *sentence) findVerb() bool {
+	s.mv = -1
+	copulas := 0
+	for k, t := range s.toks {
+		if !s.word(k) || k > 0 && relativePronouns[s.toks[k-1].lower] {
+			continue
+		}
+		if pastCopulas[t.lower] {
+			return false
+		}
+		if isCopula(t.lower) {
+			if k == 0 {
+				return false
+			}
+			copulas++
+			if s.mv < 0 {
+				s.mv = k
+			}
+		}
+	}
+	switch {
+	case copulas > 1:
+		return false
+	case copulas == 1:
+		s.copular = true
+		if p := s.mv - 1; p > 0 && s.word(p) {
+			switch lw := s.toks[s.mv].lower; {
+			case lw == "been" && (s.toks[p].lower == "has" || s.toks[p].lower == "have"),
+				lw == "be" && (s.toks[p].lower == "must" || s.toks[p].lower == "can"):
+				s.mv = p
+			}
+		}
+		return true
+	}
+	// A base form is a verb only after a plural subject ("Employees
+	// receive"), not inside a compound ("Decision record").
+	for _, third := range []bool{true, false} {
+		for k := 1; k < len(s.toks); k++ {
+			th, ok := verbForm(s.toks[k].lower)
+			if !ok || th != third || !s.word(k) || !s.verbPosition(k) ||
+				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") {
+				continue
+			}
+			s.mv = k
+			return true
+		}
+	}
+	// An -s word after the first value is more likely a plural noun
+	// ("prefetch 4 tasks"): then no verb is found.
+	for k := 2; k < len(s.toks) && (len(s.spans) == 0 || k < s.spans[0].i || s.spans[0].j <= 1); k++ {
+		w := s.toks[k].lower
+		if s.word(k) && s.verbPosition(k) && len(w) >= 4 && strings.HasSuffix(w, "s") && isLower(w) &&
+			!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") &&
+			!prepositions[s.toks[k-1].lower] && !conjunctions[s.toks[k-1].lower] {
+			s.mv = k
+			return true
+		}
+	}
+	return true
+}
+
+// isCopula reports a present-tense copula.
+func isCopula(w string) bool { return copulas[w] }
+
+// verbPosition reports whether toks[k] may be a main verb: not right after
+// a determiner ("the default"), a relative pronoun ("that runs") or "to".
+func (s *sentence) verbPosition(k int) bool {
+	p := s.toks[k-1].lower
+	return !determiners[p] && !relativePronouns[p] && p != "to"
+}
+
+func isLower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// verbGroup returns the main verb group's normal form and the token after
+// it: a copula group ("is", "are", "is set to", "has been configured as",
+// "equals") is "is", "must be" and "can be" keep their modal, "defaults
+// to" is one verb, and any other verb is itself.
+func (s *sentence) verbGroup() (string, int) {
+	k, n := s.mv, len(s.toks)
+	lw := s.toks[k].lower
+	if !s.copular {
+		if (lw == "defaults" || lw == "default") && k+1 < n && s.toks[k+1].lower == "to" && s.word(k+1) {
+			return "defaults to", k + 2
+		}
+		return lw, k + 1
+	}
+	out := "is"
+	switch lw {
+	case "must", "can":
+		out = lw + " be"
+		k += 2
+	case "has", "have":
+		k += 2
+	default:
+		k++
+	}
+	for k < n && s.word(k) && timeAdverbs[s.toks[k].lower] {
+		k++
+	}
+	if k+1 < n && s.word(k) && s.word(k+1) {
+		a, b := s.toks[k].lower, s.toks[k+1].lower
+		if assignParticiples[a] && assignPreps[b] || a == "equal" && b == "to" {
+			k += 2
+		}
+	}
+	return out, k
+}
+
+// candidate is a value of the predicate with what its position says.
+type candidate struct {
+	span    int
+	context bool // inside a placing phrase (in config.py, via the Stripe API)
+}
+
+// key picks the value slot and builds the key around it.
+func (s *sentence) key() (Fact, bool) {
+	n := len(s.toks)
+	pred := 0
+	if s.mv >= 0 {
+		_, pred = s.verbGroup()
+	}
+	appo, typeEnd := s.apposition()
+	if s.mv < 0 && appo >= 0 {
+		pred = s.spans[appo].j
+	}
+	var cands []candidate
+	from, to := false, false
+	for i, sp := range s.spans {
+		if sp.i < pred {
+			continue
+		}
+		switch s.prevWord(sp.i, pred) {
+		case "from":
+			from = true
+		case "to":
+			to = true
+		}
+		if s.isTarget(sp) || s.isModifier(i) {
+			continue
+		}
+		cands = append(cands, candidate{span: i, context: s.isContext(sp, pred)})
+	}
+	if from && to {
+		return Fact{}, false // from X to Y: two values
+	}
+	for c := 1; c < len(cands); c++ {
+		if s.coordinated(s.spans[cands[c-1].span], s.spans[cands[c].span]) {
+			return Fact{}, false
+		}
+	}
+	if s.mv < 0 && appo < 0 && len(cands) > 1 {
+		return Fact{}, false // no verb to tell the subject's names from the value
+	}
+	var codeMain, nameMain, codeCtx, nameCtx []int
+	for _, c := range cands {
+		switch sp := s.spans[c.span]; {
+		case sp.cls == code && !c.context:
+			codeMain = append(codeMain, c.span)
+		case sp.cls == code:
+			codeCtx = append(codeCtx, c.span)
+		case !c.context:
+			nameMain = append(nameMain, c.span)
+		default:
+			nameCtx = append(nameCtx, c.span)
+		}
+	}
+	one := func(list []int) (int, bool) {
+		if len(list) == 1 {
+			return list[0], true
+		}
+		return -1, false
+	}
+	switch {
+	case len(codeMain) > 1:
+		return Fact{}, false
+	case len(codeMain) == 1:
+		return s.predicateKey(s.withSource(s.mergeName(codeMain[0], pred)))
+	case appo >= 0:
+		if len(nameMain) > 0 {
+			return Fact{}, false // "The module billing_core uses Stripe": which is the value?
+		}
+		sp := s.spans[appo]
+		return s.build(s.keyWords(0, typeEnd, nil), s.keyWords(sp.j, n, nil), sp)
+	}
+	if f, ok := s.inversion(pred); ok {
+		return f, true
+	}
+	for _, list := range [][]int{nameMain, codeCtx, nameCtx} {
+		if len(list) > 1 {
+			return Fact{}, false
+		}
+		if i, ok := one(list); ok {
+			return s.predicateKey(s.spans[i])
+		}
+	}
+	return s.bareComplement(pred)
+}
+
+// prevWord returns the word before toks[i], skipping articles, if it is
+// at or after floor.
+func (s *sentence) prevWord(i, floor int) string {
+	k := i - 1
+	for k >= floor && s.word(k) && articles[s.toks[k].lower] {
+		k--
+	}
+	if k >= floor && s.word(k) {
+		return s.toks[k].lower
+	}
+	return ""
+}
+
+// isContext reports a value inside a placing phrase: a context preposition
+// before it, past articles and at most one more word ("in config.py", "via
+// the Stripe API", "in version 2.3").
+func (s *sentence) isContext(sp span, floor int) bool {
+	k := sp.i - 1
+	skip := func() {
+		for k >= floor && s.word(k) && articles[s.toks[k].lower] {
+			k--
+		}
+	}
+	skip()
+	if k >= floor && s.skippable(k) && !contextPreps[s.toks[k].lower] {
+		k--
+		skip()
+	}
+	return k >= floor && s.word(k) && contextPreps[s.toks[k].lower]
+}
+
+// skippable reports a plain word that may stand between a preposition and
+// its value ("in version 2.3", "named 'tag'").
+func (s *sentence) skippable(k int) bool {
+	t := s.toks[k]
+	_, verb := verbForm(t.lower)
+	return s.word(k) && t.trail == "" && t.lead == "" && !prepositions[t.lower] && !conjunctions[t.lower] &&
+		!isCopula(t.lower) && !verb
+}
+
+// isTarget reports a named setting followed by the value it is set to:
+// python_requires in "sets python_requires to >=3.8".
+func (s *sentence) isTarget(sp span) bool {
+	k := sp.j
+	if k >= len(s.toks) || s.toks[k-1].trail != "" || !s.word(k) || !setTargets[s.toks[k].lower] {
+		return false
+	}
+	for k++; k < len(s.toks) && s.word(k) && articles[s.toks[k].lower]; k++ {
+	}
+	return k < len(s.toks) && !s.word(k) && s.spans[s.spanOf[k]].i == k && !s.isModifier(s.spanOf[k])
+}
+
+// isModifier reports a value that only qualifies what follows it: a name
+// used attributively before a plain noun ("the PDF renderer", "a REST
+// API"), or a package before its version ("github.com/gin-gonic/gin
+// v1.9.1", "eslint 9.4.0" has a plain word there already).
+func (s *sentence) isModifier(i int) bool {
+	sp := s.spans[i]
+	if sp.j >= len(s.toks) || s.toks[sp.j-1].trail != "" || s.toks[sp.j].lead != "" {
+		return false
+	}
+	if s.word(sp.j) {
+		t := s.toks[sp.j]
+		_, verb := verbForm(t.lower)
+		return sp.cls == name && t.cls == word && isLower(t.core) && !verb && !prepositions[t.lower] &&
+			!conjunctions[t.lower] && !isCopula(t.lower) && !articles[t.lower] && !timeAdverbs[t.lower] &&
+			!relativePronouns[t.lower] && !units[t.lower]
+	}
+	next := s.spans[i+1]
+	return sp.cls == code && sp.kind != kindNumber && next.i == sp.j && next.kind == kindNumber
+}
+
+// withSource extends a value to the code value of a "from" phrase right
+// after it: "imports parse_money from billing.money" states one import, and
+// either name may be the part that changes, so the value is the pair.
+func (s *sentence) withSource(sp span) span {
+	k := sp.j
+	if k >= len(s.toks) || s.toks[k-1].trail != "" || !s.word(k) || s.toks[k].lower != "from" {
+		return sp
+	}
+	for k++; k < len(s.toks) && s.word(k) && articles[s.toks[k].lower]; k++ {
+	}
+	if k >= len(s.toks) || s.word(k) {
+		return sp
+	}
+	src := s.spans[s.spanOf[k]]
+	if src.i != k || src.cls != code || src.pinned != "" || sp.pinned != "" {
+		return sp
+	}
+	sp.j, sp.end = src.j, src.end
+	return sp
+}
+
+// coordinated reports two values joined by a conjunction or a comma:
+// "80 and 443", "Redis for caching and Postgres for storage".
+func (s *sentence) coordinated(a, b span) bool {
+	for k := a.j - 1; k < b.i; k++ {
+		if strings.Contains(s.toks[k].trail, ",") || k >= a.j && s.word(k) && conjunctions[s.toks[k].lower] {
+			return true
+		}
+	}
+	return false
+}
+
+// mergeName joins a name to the number that follows it when both open a
+// copula's complement: "is Python 3.11", "is PostgreSQL 16".
+func (s *sentence) mergeName(i, pred int) span {
+	sp := s.spans[i]
+	if !s.copular || sp.kind != kindNumber || i == 0 {
+		return sp
+	}
+	prev := s.spans[i-1]
+	start := pred
+	for start < len(s.toks) && s.word(start) && articles[s.toks[start].lower] {
+		start++
+	}
+	if prev.cls != name || prev.kind != kindName || prev.j != sp.i || prev.i != start || s.toks[prev.j-1].trail != "" {
+		return sp
+	}
+	sp.i, sp.start = prev.i, prev.start
+	return sp
+}
+
+// apposition finds "[Det] noun… [named|called] VALUE predicate": a code
+// value right after one to three plain nouns at the start, before the
+// main verb. It returns the span and the end of the nouns, or -1.
+func (s *sentence) apposition() (int, int) {
+	k, n := 0, len(s.toks)
+	if determiners[s.toks[0].lower] {
+		k = 1
+	}
+	start := k
+	for k < n && k-start < 3 && s.word(k) && s.toks[k].cls == word && s.toks[k].trail == "" &&
+		isLower(s.toks[k].core) && !prepositions[s.toks[k].lower] && !conjunctions[s.toks[k].lower] &&
+		!isCopula(s.toks[k].lower) && !relativePronouns[s.toks[k].lower] && !(s.mv >= 0 && k >= s.mv) {
+		k++
+	}
+	if k == start || k >= n {
+		return -1, 0
+	}
+	if (s.toks[k].lower == "named" || s.toks[k].lower == "called") && s.word(k) && k+1 < n {
+		k++
+	}
+	end := k
+	if s.word(k) {
+		return -1, 0
+	}
+	i := s.spanOf[k]
+	sp := s.spans[i]
+	if sp.i != k || sp.cls != code || sp.j >= n || s.mv >= 0 && s.mv < sp.j {
+		return -1, 0
+	}
+	return i, end
+}
+
+// inversion keys "VALUE is the NOUN…" ("8080 is the metrics port"): a
+// copula whose complement is a definite description without values, after
+// a subject that holds exactly one code value. The description is the
+// subject; the rest of the original subject joins the relation.
+func (s *sentence) inversion(pred int) (Fact, bool) {
+	if !s.copular || pred >= len(s.toks) || s.toks[pred].lower != "the" {
+		return Fact{}, false
+	}
+	val := -1
+	for i, sp := range s.spans {
+		switch {
+		case sp.i >= pred && sp.cls == code:
+			return Fact{}, false
+		case sp.i < s.mv && sp.cls == code:
+			if val >= 0 {
+				return Fact{}, false
+			}
+			val = i
+		}
+	}
+	if val < 0 {
+		return Fact{}, false
+	}
+	sp := s.spans[val]
+	if val > 0 {
+		if prev := s.spans[val-1]; prev.cls == name && prev.kind == kindName && prev.j == sp.i && sp.kind == kindNumber {
+			sp.i, sp.start = prev.i, prev.start
+		}
+	}
+	g, _ := s.verbGroup()
+	rel := temporal.NormalizeKeyPart(g + " " + s.keyWords(0, s.mv, &sp))
+	return s.build(s.keyWords(pred, len(s.toks), nil), rel, sp)
+}
+
+// bareComplement keys a copula, "uses" or "defaults to" followed by one to
+// three plain words that end the sentence: "The default branch is main",
+// "The frontend uses pnpm". A subject that holds a verb of its own is a
+// second clause, and gets no key.
+func (s *sentence) bareComplement(pred int) (Fact, bool) {
+	if s.mv < 0 {
+		return Fact{}, false
+	}
+	g, _ := s.verbGroup()
+	if !s.copular && g != "uses" && g != "use" && g != "defaults to" {
+		return Fact{}, false
+	}
+	for k := 0; k < s.mv; k++ {
+		if th, ok := verbs[s.toks[k].lower]; ok && th && s.word(k) && k > 0 && s.verbPosition(k) ||
+			conjunctions[s.toks[k].lower] {
+			return Fact{}, false
+		}
+	}
+	k, n := pred, len(s.toks)
+	for k < n && s.word(k) && articles[s.toks[k].lower] {
+		k++
+	}
+	if n-k < 1 || n-k > 3 {
+		return Fact{}, false
+	}
+	for j := k; j < n; j++ {
+		t := s.toks[j]
+		_, verb := verbForm(t.lower)
+		if !s.word(j) || t.cls != word || t.lead != "" || j < n-1 && t.trail != "" ||
+			prepositions[t.lower] || conjunctions[t.lower] || pronounSubjects[t.lower] || verb && j == k ||
+			!hasLetter(t.core) {
+			return Fact{}, false
+		}
+	}
+	sp := span{i: k, j: n, cls: word, start: s.toks[k].start, end: s.toks[n-1].end}
+	return s.build(s.keyWords(0, s.mv, nil), temporal.NormalizeKeyPart(g), sp)
+}
+
+// predicateKey keys a value of the predicate: the subject is what precedes
+// the main verb, the relation is the rest without the value. With no main
+// verb, the words before the value are the subject and those after it
+// the relation.
+func (s *sentence) predicateKey(sp span) (Fact, bool) {
+	n := len(s.toks)
+	if s.mv >= 0 {
+		return s.build(s.keyWords(0, s.mv, nil), s.keyWords(s.mv, n, &sp), sp)
+	}
+	before, after := s.keyWords(0, sp.i, nil), s.keyWords(sp.i, n, &sp)
+	if before == "" || after == "" {
+		w := strings.Fields(before + " " + after)
+		if len(w) < 2 {
+			return Fact{}, false
+		}
+		before, after = w[0], strings.Join(w[1:], " ")
+	}
+	return s.build(before, after, sp)
+}
+
+// build assembles the fact, refusing an empty or pronoun subject, an
+// empty relation and a blank value.
+func (s *sentence) build(subject, relation string, sp span) (Fact, bool) {
+	obj := strings.Join(strings.Fields(s.text[sp.start:sp.end]), " ")
+	if subject == "" || relation == "" || pronounSubjects[subject] || temporal.NormalizeObject(obj) == "" {
+		return Fact{}, false
+	}
+	return Fact{Subject: subject, Relation: relation, Object: obj}, true
+}
+
+// keyWords joins toks[from:to] into a normalised key part: the value slot
+// left out (a pinned requirement leaves its name), the verb group in its
+// normal form, articles and time adverbs dropped.
+func (s *sentence) keyWords(from, to int, slot *span) string {
+	var b []string
+	for k := from; k < to; {
+		switch {
+		case slot != nil && k == slot.i:
+			if slot.pinned != "" {
+				b = append(b, slot.pinned)
+			}
+			k = slot.j
+			continue
+		case k == s.mv:
+			g, next := s.verbGroup()
+			b = append(b, g)
+			k = next
+			continue
+		}
+		if t := s.toks[k]; !s.word(k) || !articles[t.lower] && !timeAdverbs[t.lower] {
+			b = append(b, t.lower)
+		}
+		k++
+	}
+	return temporal.NormalizeKeyPart(strings.Join(b, " "))
+}

@@ -1,0 +1,143 @@
+package extract
+
+import "strings"
+
+// The closed word lists the rules use. They are lists of English function
+// words, units and common verbs, not of any corpus's vocabulary.
+
+// wordSet builds a set from space-separated words.
+func wordSet(words string) map[string]bool {
+	m := make(map[string]bool)
+	for _, w := range strings.Fields(words) {
+		m[w] = true
+	}
+	return m
+}
+
+var (
+	// articles are dropped from subjects and relations.
+	articles = wordSet("the a an")
+	// determiners may open an apposition ("The function NAME …").
+	determiners = wordSet("the a an this our its their each every")
+	// relativePronouns open a clause whose verb is not the main verb.
+	relativePronouns = wordSet("that which who whom whose where")
+	// pronounSubjects carry no identity of their own: a fact about "it"
+	// cannot be keyed.
+	pronounSubjects = wordSet("it this that these those they them he she we you i there here one")
+
+	// copulas link a subject to its value. "be" and "been" follow a modal
+	// or "has"; "equals" and "=" are copulas too.
+	copulas = wordSet("is are be been equals =")
+	// pastCopulas make the sentence historical: no key.
+	pastCopulas = wordSet("was were")
+	// assignParticiples with to/at/as after a copula assign the value:
+	// "is set to", "is pinned at", "is configured as".
+	assignParticiples = wordSet("set configured pinned fixed kept held capped limited")
+	assignPreps       = wordSet("to at as")
+	// timeAdverbs say nothing about the fact and are dropped from the
+	// relation, so "X is 5" and "X is currently 5" key alike.
+	timeAdverbs = wordSet("now currently still presently today")
+
+	// contextPreps introduce a phrase that places a fact (in a file, for a
+	// workload, via a service) rather than stating its value. A value in
+	// such a phrase is the slot only when no better candidate exists.
+	contextPreps = wordSet("in inside within under from for via across throughout during per of with into")
+	// setTargets separate a named setting from the value it is set to:
+	// "sets python_requires to >=3.8".
+	setTargets = wordSet("to as at =")
+	// conjunctions join coordinated values ("80 and 443"): ambiguous.
+	conjunctions = wordSet("and or but nor plus while whereas versus vs")
+	// prepositions end a bare-word value.
+	prepositions = wordSet("in inside within under from for via across throughout during per of with into on at by to as over after before since until between about against through without than like")
+
+	// negations, modals and conditionals make a sentence something other
+	// than a plain statement of a value.
+	negations    = wordSet("not never no none nothing nobody neither nor cannot without")
+	hedges       = wordSet("may might could would should shall will maybe perhaps probably possibly likely unlikely if unless whether whenever")
+	questionOpen = wordSet("what which who whom whose where when why how is are was were do does did can could should would will has have shall may")
+
+	// booleans are values.
+	booleans = wordSet("true false")
+	// httpMethods followed by a path form one value ("GET /api/v1/users").
+	httpMethods = wordSet("GET POST PUT PATCH DELETE HEAD OPTIONS")
+	// abbreviations look like file names but are not values.
+	abbreviations = wordSet("e.g i.e etc vs cf approx a.k.a")
+	// slashWords look like paths but are ordinary words.
+	slashWords = wordSet("and/or either/or read/write input/output yes/no on/off true/false client/server")
+
+	// units of measure belong to the value: "30 seconds" and "2 minutes"
+	// are two values of one fact. Count nouns ("replicas", "workers") are
+	// not units: they name the fact and stay in the relation.
+	units = wordSet(`ns µs us ms s sec secs second seconds min mins minute minutes h hr hrs hour hours
+		nanoseconds microseconds milliseconds kilobytes megabytes gigabytes terabytes
+		d day days wk wks week weeks month months yr yrs year years
+		b byte bytes kb kib mb mib gb gib tb tib pb bit bits kbit mbit gbit kbps mbps gbps mb/s gb/s kb/s
+		hz khz mhz ghz % percent pct usd eur gbp dollars euros cents
+		utc gmt cet cest pst pdt est edt
+		mm cm m km kg g w kw °c °f`)
+)
+
+// verbBases are common verbs of technical and policy prose, in their base
+// form; their third-person forms are derived. A sentence's main verb is
+// its copula when it has one, else the first of these it finds.
+const verbBases = `accept accrue adopt allocate allow alert apply approve archive assign authenticate authorize
+	back batch belong benchmark bind block boot buffer build bump
+	cache call cap carry charge check choose chunk close compile compress compute configure connect
+	consume contain convert correspond cost count cover create
+	decode declare default define delete depend deploy disable dispatch display downgrade drop
+	earn embed emit enable encode encrypt enforce evaluate exceed execute expire export expose
+	fetch filter fire flag flush format forward
+	generate get give grant
+	handle hash have hold host
+	ignore import include index ingest install invoke
+	gate join keep
+	label last launch limit lint list listen live load lock log look
+	manage map mark match measure merge mirror monitor mount
+	name need notify
+	offer open output own
+	page parse partition pay pick pin point poll prefer print process produce provide proxy publish pull push
+	query queue
+	rank reach read receive record redirect reference refer reimburse reject release rely render renew
+	replicate report require reserve reside resolve retain retry return rotate round route run
+	sample scale schedule score select send serialize serve set shard ship show sign sit skip sleep sort
+	spawn specify spend split standardise standardize start stop store stream subscribe support sync
+	tag take target test throttle throw time tokenize track train transform translate trigger trim truncate
+	update upgrade use
+	validate wait wake weigh wrap write`
+
+// verbForm looks a word up in verbs, reading a hyphenated word by its
+// last part ("re-indexes", "bulk-loads"): whether it is a known verb and
+// whether it is the third-person form.
+func verbForm(w string) (third, ok bool) {
+	if i := strings.LastIndexByte(w, '-'); i >= 0 {
+		w = w[i+1:]
+	}
+	third, ok = verbs[w]
+	return third, ok
+}
+
+// verbs maps every form of verbBases the rules recognise to whether it is
+// the third-person form.
+var verbs = func() map[string]bool {
+	m := make(map[string]bool)
+	for _, b := range strings.Fields(verbBases) {
+		m[b] = false
+		m[thirdPerson(b)] = true
+	}
+	m["has"] = true
+	return m
+}()
+
+// thirdPerson is the English third-person singular of a base verb.
+func thirdPerson(b string) string {
+	switch {
+	case b == "have":
+		return "has"
+	case strings.HasSuffix(b, "y") && len(b) > 1 && !strings.ContainsRune("aeiou", rune(b[len(b)-2])):
+		return b[:len(b)-1] + "ies"
+	case strings.HasSuffix(b, "s"), strings.HasSuffix(b, "sh"), strings.HasSuffix(b, "ch"),
+		strings.HasSuffix(b, "x"), strings.HasSuffix(b, "z"), strings.HasSuffix(b, "o"):
+		return b + "es"
+	}
+	return b + "s"
+}
