@@ -339,7 +339,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		if r.status == temporal.Unconsolidated && !isNew[j] {
 			continue // written after this run began, or past MaxNew: the next run
 		}
-		conf := temporal.Confidence(cp, r.c0, now-r.created, r.positive, r.negative, r.access)
+		conf := temporal.Confidence(cp, r.c0, cp.Age(r.mem.Kind, now, r.created), r.positive, r.negative, r.access)
 		if next := temporal.NextStatus(r.status, conf, cp); next != r.status {
 			edits = append(edits, edit{rule: RuleLifecycle, row: j, other: int(r.status), value: float64(next)})
 		}

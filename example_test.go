@@ -93,7 +93,7 @@ func ExampleRescore() {
 		fmt.Println("removed", r.ID, r.Reason)
 	}
 	// Output:
-	// policy score 0.671  sim 0.74  confidence 0.731
+	// policy score 0.689  sim 0.74  confidence 0.900
 	// chat   score 0.656  sim 0.78  confidence 0.286
 	// removed promo HARD_EXPIRED_EVENT
 }

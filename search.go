@@ -546,7 +546,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 func (c *Collection) hit(j int, score float64, sig *temporal.Signals, q *query) Hit {
 	r := &c.rows[j]
 	age := q.tq.At + c.epochDays - r.created
-	conf := temporal.Confidence(q.params.Confidence, r.c0, age, r.positive, r.negative, r.access)
+	conf := temporal.Confidence(q.params.Confidence, r.c0, q.params.Confidence.Age(r.mem.Kind, age, 0), r.positive, r.negative, r.access)
 	return Hit{ID: r.mem.ID, Score: score, Confidence: conf, Memory: c.memory(j), Signals: sig}
 }
 

@@ -44,7 +44,7 @@ func ExampleRescore() {
 		fmt.Printf("%d removed: %v\n", r.ID, r.Reason)
 	}
 	// Output:
-	// 102 score 0.643  sim 0.84 temporal 0.260 confidence 0.016 state VALID
+	// 102 score 0.754  sim 0.84 temporal 0.260 confidence 0.900 state VALID
 	// 103 score 0.575  sim 0.62 temporal 1.009 confidence 0.845 state TEMPORAL
 	// 101 removed: EXPIRED_VERSIONED_DOC
 }
@@ -84,7 +84,7 @@ func ExampleCPU_TopK() {
 	}
 	fmt.Println("scored", stats.Scored, "superseded", stats.Removed[temporal.ReasonSuperseded])
 	// Output:
-	// 11 0.859
+	// 11 0.908
 	// 12 0.090
 	// scored 2 superseded 1
 }

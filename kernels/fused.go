@@ -167,7 +167,7 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 	if explain || (w.Conf != 0 && p.Combine != temporal.CombineProduct) {
 		// temporal.Confidence, with ln(1 + access) from the table.
 		c := &p.Confidence
-		decayed := float64(b.BaseConf[i]) * temporal.Decay(e.confLambda, q.At-float64(b.ConfFrom[i]), 0)
+		decayed := float64(b.BaseConf[i]) * temporal.Decay(e.confLambda, c.Age(b.Kind[i], q.At, float64(b.ConfFrom[i])), 0)
 		fb := math.Min(c.Max, math.Max(c.Min, decayed+c.AlphaPos*float64(b.Positive[i])-c.AlphaNeg*float64(b.Negative[i])))
 		s.Confidence = math.Min(c.Max, fb+c.Beta*log1pCount(float64(b.Access[i])))
 	}

@@ -19,6 +19,22 @@ type ConfidenceParams struct {
 	// DormantThreshold: below it an active memory becomes dormant
 	// (default 0.15).
 	DormantThreshold float64
+	// HoldVersioned stops the clock for versioned memories: their age in
+	// the decay is 0, so their confidence is their authority and feedback.
+	// A versioned memory is retired by its successor, not by time; the
+	// ConfidenceEngine's decay stands for "unvalidated, so maybe stale",
+	// which supersession already answers. Off in SmartVector's defaults,
+	// on in tidemark's preset.
+	HoldVersioned bool
+}
+
+// Age returns the age the ConfidenceEngine decays a memory of kind k by:
+// at − from, or 0 for a versioned memory under HoldVersioned.
+func (p ConfidenceParams) Age(k Kind, at, from float64) float64 {
+	if p.HoldVersioned && k == Versioned {
+		return 0
+	}
+	return at - from
 }
 
 // DefaultConfidence returns SmartVector §5's defaults: α_pos = 0.03,

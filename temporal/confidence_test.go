@@ -126,3 +126,36 @@ func TestRipple(t *testing.T) {
 		}
 	}
 }
+
+// Under HoldVersioned (tidemark's preset) a versioned memory's confidence
+// is its authority whatever its age; a static one still decays.
+func TestConfidenceHoldVersioned(t *testing.T) {
+	p := Preset(MethodTidemark)
+	if !p.Confidence.HoldVersioned || Preset(MethodSmartVector).Confidence.HoldVersioned {
+		t.Fatal("HoldVersioned is tidemark's alone")
+	}
+	cands := []Candidate{
+		{ID: 1, Sim: 0.5, Kind: Versioned, CreatedAt: -300, Valid: Window{-300, Open}, Recorded: Window{-300, Open}, BaseConfidence: 0.9, ConfidenceFrom: -300},
+		{ID: 2, Sim: 0.5, Kind: Static, CreatedAt: -300, Valid: Window{-Open, Open}, Recorded: Window{-300, Open}, BaseConfidence: 0.9, ConfidenceFrom: -300},
+	}
+	res, err := ScorePool(At(0), p, cands)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]float64{}
+	for _, r := range res.Ranked {
+		got[r.ID] = r.Signals.Confidence
+	}
+	if got[1] != 0.9 {
+		t.Errorf("versioned confidence %v, want its authority 0.9", got[1])
+	}
+	if want := Confidence(p.Confidence, 0.9, 300, 0, 0, 0); math.Abs(got[2]-want) > 1e-12 || got[2] > 0.01 {
+		t.Errorf("static confidence %v, want the decayed %v", got[2], want)
+	}
+	if a := p.Confidence.Age(Versioned, 10, 3); a != 0 {
+		t.Errorf("Age(versioned) = %v", a)
+	}
+	if a := DefaultConfidence().Age(Versioned, 10, 3); a != 7 {
+		t.Errorf("Age without hold = %v", a)
+	}
+}

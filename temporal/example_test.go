@@ -45,7 +45,7 @@ func ExampleScorePool() {
 	res, _ = temporal.ScorePool(temporal.At(-365), temporal.Preset(temporal.MethodTidemark), []temporal.Candidate{old, cur})
 	fmt.Printf("as of day -365: %d ranked, %d removed (%v)\n", res.Ranked[0].ID, res.Removed[0].ID, res.Removed[0].Reason)
 	// Output:
-	// ranked  2 score 0.609
+	// ranked  2 score 0.657
 	// removed 1 SUPERSEDED
 	// as of day -365: 1 ranked, 2 removed (NOT_YET_RECORDED)
 }

@@ -219,6 +219,7 @@ func Preset(m Method) Params {
 		p.Combine = CombineGated
 		p.MaskExpired, p.MaskRetired = true, true
 		p.EventBoost, p.EventFloor, p.EventGateFactor = 1.2, 0.20, 0.5
+		p.Confidence.HoldVersioned = true
 	}
 	return p
 }
@@ -542,7 +543,7 @@ func ScorePool(q Query, p Params, cands []Candidate) (Result, error) {
 		default:
 			s.Temporal = s.Decay * s.Recency
 		}
-		s.Confidence = Confidence(p.Confidence, c.BaseConfidence, q.At-c.ConfidenceFrom, c.Positive, c.Negative, c.Access)
+		s.Confidence = Confidence(p.Confidence, c.BaseConfidence, p.Confidence.Age(c.Kind, q.At, c.ConfidenceFrom), c.Positive, c.Negative, c.Access)
 		s.Relational = RelationalBonus(c.Degree)
 		if p.RelevanceThreshold > 0 && s.SimNorm < p.RelevanceThreshold {
 			s.Penalty = p.RelevancePenalty
