@@ -154,6 +154,9 @@ func (e *epilogue) signals(i int, sim float64, explain bool) (float64, temporal.
 	switch s.State {
 	case temporal.Expired:
 		s.Temporal = p.OutOfWindow
+		if p.IgnoreValidity {
+			s.Temporal = s.Decay * s.Recency
+		}
 	case temporal.Temporal:
 		gate := 1.0
 		if p.EventFloor > 0 && sim < p.EventFloor {

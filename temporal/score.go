@@ -146,6 +146,11 @@ type Params struct {
 	// OutOfWindow is the temporal signal of an unmasked candidate outside
 	// its window: SmartVector §4's floor 0.05.
 	OutOfWindow float64
+	// IgnoreValidity gives an unmasked candidate outside its window the
+	// temporal signal of one inside it (its decay), for methods with no
+	// notion of validity: VDD's Eq. 1 decays every memory by its age, so a
+	// superseded version must not keep a floor its successor decays below.
+	IgnoreValidity bool
 
 	// NormalizeSim uses the pool min–max normalised cosine as the sim signal
 	// (the article's vector_score) instead of the raw cosine.
@@ -213,6 +218,7 @@ func Preset(m Method) Params {
 		p.Weights = Weights{Sim: 1, Time: 1}
 		p.Combine = CombineProduct
 		p.AdaptiveDecay = true
+		p.IgnoreValidity = true
 	default: // MethodTidemark
 		p.Method = MethodTidemark
 		p.Weights = TidemarkWeights
@@ -468,8 +474,10 @@ func candidateDecay(p *Params, c *Candidate, age float64) float64 {
 //     recency is the article's pool recency (when PoolRecency), the
 //     multiplier is 1 (VALID) or EventBoost (TEMPORAL), and the gate is
 //     EventGateFactor for an open event with raw sim < EventFloor; an
-//     unmasked candidate outside its window has temporal = OutOfWindow;
-//  5. confidence = the ConfidenceEngine at age At − ConfidenceFrom;
+//     unmasked candidate outside its window has temporal = OutOfWindow
+//     (decay × recency under IgnoreValidity);
+//  5. confidence = the ConfidenceEngine at age At − ConfidenceFrom (0 for
+//     a versioned memory under Confidence.HoldVersioned);
 //  6. relational = min(0.3, 0.1·ln(1+degree));
 //  7. score = penalty × (w_sim·s + w_time·temporal + w_conf·confidence +
 //     w_rel·relational), s = sim_norm when NormalizeSim else sim; penalty =
@@ -534,6 +542,9 @@ func ScorePool(q Query, p Params, cands []Candidate) (Result, error) {
 		switch s.State {
 		case Expired:
 			s.Temporal = p.OutOfWindow
+			if p.IgnoreValidity {
+				s.Temporal = s.Decay * s.Recency
+			}
 		case Temporal:
 			gate := 1.0
 			if p.EventFloor > 0 && c.Sim < p.EventFloor {

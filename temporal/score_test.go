@@ -221,3 +221,31 @@ func TestParseMethod(t *testing.T) {
 		t.Error("unknown method accepted")
 	}
 }
+
+// VDD's preset has no notion of validity: a memory past its window decays
+// by its age like any other instead of keeping SmartVector's floor.
+func TestIgnoreValidity(t *testing.T) {
+	old := Candidate{ID: 1, Sim: 0.9, Kind: Versioned, CreatedAt: -300, Valid: Window{-300, -150},
+		Recorded: Window{-300, Open}, HalfLife: 30, BaseConfidence: 0.9, ConfidenceFrom: -300}
+	cur := Candidate{ID: 2, Sim: 0.8, Kind: Versioned, CreatedAt: -150, Valid: Window{-150, Open},
+		Recorded: Window{-150, Open}, HalfLife: 30, BaseConfidence: 0.9, ConfidenceFrom: -150}
+	p := Preset(MethodVDD)
+	p.AdaptiveDecay = false // the half-life's λ, not a drift group's
+	res, err := ScorePool(At(0), p, []Candidate{old, cur})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Ranked[0].ID != 2 {
+		t.Fatalf("the older version outranks its successor: %+v", res.Ranked)
+	}
+	for _, r := range res.Ranked {
+		if want := r.Signals.Decay; r.Signals.Temporal != want {
+			t.Errorf("%d: temporal %v, want its decay %v", r.ID, r.Signals.Temporal, want)
+		}
+	}
+	p.IgnoreValidity = false
+	res, _ = ScorePool(At(0), p, []Candidate{old, cur})
+	if res.Ranked[0].ID != 1 {
+		t.Fatalf("without IgnoreValidity the floor 0.05 should lift the old version: %+v", res.Ranked)
+	}
+}
