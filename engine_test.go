@@ -425,4 +425,7 @@ func TestSearchFirstStage(t *testing.T) {
 	if got := ids(PlanANN, 1); !slices.Equal(got, []string{"new"}) {
 		t.Errorf("ann, first stage 1: %v", got)
 	}
+	if _, err := c.Search(ctx, &SearchRequest{Vector: q, FirstStage: -1}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("first stage -1: %v, want ErrInvalid", err)
+	}
 }

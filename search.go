@@ -103,11 +103,18 @@ type SearchRequest struct {
 	// next Consolidate or FlushAccess.
 	CountAccess bool
 	// FirstStage, when > 0, scores only the FirstStage memories with the
-	// highest raw cosine among those the plan finds — before any mask, as
-	// a separate first-stage retriever would hand its candidates to a
+	// highest raw cosine among the candidates the plan finds, before the
+	// masks — as a separate first-stage retriever hands its candidates to a
 	// reranker (SmartVector §9.2: "the same first-stage retriever …, K = 8
-	// candidates"). Masked candidates are then removed, so fewer than
-	// FirstStage may remain. Default 0: every candidate is scored.
+	// candidates"). The exact plan's candidates are every memory of the
+	// collection, superseded and retired ones included, as a retriever that
+	// indexes everything would see them (a memory ranks by its vector,
+	// whatever belief the query's transaction time picks); the ANN plan's
+	// are what the index finds: the visible surface, and for historical
+	// queries the archive and version links. Sources filter first. The
+	// masks then remove what is not visible, so fewer than FirstStage may
+	// remain, none when every candidate is superseded. Default 0: every
+	// candidate is scored.
 	FirstStage int
 }
 
@@ -165,6 +172,9 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	q.k = req.K
 	if q.k == 0 {
 		q.k = 10
+	}
+	if req.FirstStage < 0 {
+		return q, fmt.Errorf("%w: first stage %d, want ≥ 0", ErrInvalid, req.FirstStage)
 	}
 	if q.k < 0 || q.k > MaxK {
 		return q, fmt.Errorf("%w: k = %d, want 1…%d", ErrInvalid, req.K, MaxK)

@@ -20,8 +20,11 @@ type PolicyRow struct {
 	Method     string            `json:"method"`
 	Weights    *temporal.Weights `json:"weights,omitempty"`
 	FirstStage int               `json:"first_stage,omitempty"`
-	// Over all 138 queries and per query type; Stale is the stale rate of
-	// the current queries (§9.3), ECE over all queries.
+	// Over all 138 queries (the test half alone for M5, tuned on the
+	// other) and per query type; Stale is the stale rate of the current
+	// queries (§9.3), ECE over the same queries, of the engine's top-1
+	// confidence (the ConfidenceEngine's, for every method: the paper used
+	// the similarity for M1).
 	Overall   float64 `json:"overall"`
 	Current   float64 `json:"current"`
 	TimePoint float64 `json:"time_point"`
@@ -112,12 +115,15 @@ func (q *qualityRun) policy(ctx context.Context) (PolicyReport, error) {
 	}
 	rep := PolicyReport{Memories: len(ds.Corpus), Topics: len(ds.Latest), Rumours: ds.Rumours, Edges: ds.Edges,
 		Queries: len(ds.Queries), DevQ: len(dev), TestQ: len(test)}
-	row := func(name string, o evalengine.Options, paper string) error {
-		all, err := evaluate(ctx, ds.Dataset, ds.Queries, o)
+	row := func(name string, o evalengine.Options, paper string, testOnly bool) error {
+		t, err := evaluate(ctx, ds.Dataset, test, o)
 		if err != nil {
 			return err
 		}
-		t, err := evaluate(ctx, ds.Dataset, test, o)
+		all := t
+		if !testOnly {
+			all, err = evaluate(ctx, ds.Dataset, ds.Queries, o)
+		}
 		if err != nil {
 			return err
 		}
@@ -131,7 +137,7 @@ func (q *qualityRun) policy(ctx context.Context) (PolicyReport, error) {
 		return nil
 	}
 	for _, pm := range policyMethods {
-		if err := row(pm.name, evalengine.Options{Method: pm.m, FirstStage: policyFirstStage}, pm.m.String()); err != nil {
+		if err := row(pm.name, evalengine.Options{Method: pm.m, FirstStage: policyFirstStage}, pm.m.String(), false); err != nil {
 			return rep, err
 		}
 	}
@@ -139,13 +145,13 @@ func (q *qualityRun) policy(ctx context.Context) (PolicyReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if err := row("M5 SmartVector (tuned on dev)", evalengine.Options{Method: temporal.MethodSmartVector, Weights: &w, FirstStage: policyFirstStage}, "tuned"); err != nil {
+	if err := row("M5 SmartVector (tuned on dev; test split only)", evalengine.Options{Method: temporal.MethodSmartVector, Weights: &w, FirstStage: policyFirstStage}, "tuned", true); err != nil {
 		return rep, err
 	}
-	if err := row("tidemark (default)", evalengine.Options{Method: temporal.MethodTidemark, FirstStage: policyFirstStage}, ""); err != nil {
+	if err := row("tidemark (default)", evalengine.Options{Method: temporal.MethodTidemark, FirstStage: policyFirstStage}, "", false); err != nil {
 		return rep, err
 	}
-	if err := row("tidemark (default), every memory scored", evalengine.Options{Method: temporal.MethodTidemark}, ""); err != nil {
+	if err := row("tidemark (default), every memory scored", evalengine.Options{Method: temporal.MethodTidemark}, "", false); err != nil {
 		return rep, err
 	}
 	if err := updateCost(ctx, ds, &rep); err != nil {
@@ -190,9 +196,10 @@ func tuneWeights(ctx context.Context, ds Dataset, dev []eval.QueryLine) (tempora
 }
 
 // updateCost measures SmartVector §10.5's update cost: a single-word edit
-// (the last word upper-cased) to every topic's latest version through the
-// engine's UpdateDocument, against plain RAG re-embedding the topic's
-// chunks.
+// (editOneWord) to every topic's latest version through the engine's
+// UpdateDocument, against plain RAG re-embedding the topic's chunks. The
+// ripple messages are the topic's depends_on edges in the generated
+// corpus (Dependents), one scalar message each, as the paper counts them.
 func updateCost(ctx context.Context, ds PolicyDataset, rep *PolicyReport) error {
 	s := evalengine.New(&evalengine.Options{NoSync: true})
 	defer s.Close()
@@ -210,8 +217,10 @@ func updateCost(ctx context.Context, ds PolicyDataset, rep *PolicyReport) error 
 	var plain, reembed, ripples float64
 	for t, id := range ds.Latest {
 		old := text[id]
-		cut := strings.LastIndexByte(strings.TrimSuffix(old, "."), ' ') + 1
-		edited := old[:cut] + strings.ToUpper(old[cut:])
+		edited := editOneWord(old)
+		if edited == old {
+			return fmt.Errorf("update %s: the edit changed nothing", id)
+		}
 		docID := id[:strings.LastIndex(id, "-v")]
 		dr, err := s.Collection().UpdateDocument(ctx, docID, edited, &tidemark.DocumentOptions{Embed: emb.Embed})
 		if err != nil {
@@ -225,6 +234,19 @@ func updateCost(ctx context.Context, ds PolicyDataset, rep *PolicyReport) error 
 	rep.UpdatePlain, rep.UpdateTidemark, rep.UpdateRipples = plain/n, reembed/n, ripples/n
 	rep.UpdateReduction = 1 - rep.UpdateTidemark/rep.UpdatePlain
 	return nil
+}
+
+// editOneWord upper-cases the last word of text that has a lower-case
+// letter: one word changes, the rest of the text is untouched.
+func editOneWord(text string) string {
+	words := strings.Fields(text)
+	for i := len(words) - 1; i >= 0; i-- {
+		if up := strings.ToUpper(words[i]); up != words[i] {
+			at := strings.LastIndex(text, words[i])
+			return text[:at] + up + text[at+len(words[i]):]
+		}
+	}
+	return text
 }
 
 func (p *PolicyReport) markdown(b *mdWriter) {
@@ -245,8 +267,11 @@ func (p *PolicyReport) markdown(b *mdWriter) {
 			vs(pct(r.TimePoint), r.Paper.TimePoint, pct), vs(pct(r.Conflict), r.Paper.Conflict, pct),
 			vs(pct(r.Stale), r.Paper.Stale, pct), vs(num(r.ECE), r.Paper.ECE, num), vs(pct(r.TestOverall), r.Paper.TestOverall, pct))
 	}
-	b.printf("\nUpdate cost per single-word edit (§10.5): plain RAG %.2f re-embeddings (paper 4.35), tidemark %.2f (paper 1.0) "+
-		"plus %.2f ripple messages (paper 0.13): %.1f%% fewer re-embeddings (paper 77.0%%).\n\n",
+	b.printf("\nECE is of the engine's top-1 confidence (the ConfidenceEngine's) for every method; the paper's M1 used the similarity. " +
+		"tidemark's preset (relevance-gated combine, its weights, versioned confidence held) was designed in this session while looking at " +
+		"this benchmark's failures over all 138 queries, so its policy row is in-sample; the sweep's other rates, the evolving and the VDD results are not.\n\n")
+	b.printf("Update cost per single-word edit (§10.5): plain RAG %.2f re-embeddings (paper 4.35), tidemark %.2f through UpdateDocument (paper 1.0) "+
+		"plus %.2f ripple messages along the generated depends_on edges (paper 0.13): %.1f%% fewer re-embeddings (paper 77.0%%).\n\n",
 		p.UpdatePlain, p.UpdateTidemark, p.UpdateRipples, 100*p.UpdateReduction)
 }
 

@@ -3,6 +3,7 @@ package kernels
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -255,6 +256,22 @@ func checkTopK(t *testing.T, what string, hits []Hit, k int, p *temporal.Params,
 	}
 }
 
+// topKParams are every preset, then the relevance-gated combine with the
+// pool-normalised similarity and the semantic penalty, and with unmasked
+// out-of-window candidates: the pruning bound must hold for each.
+func topKParams() []temporal.Params {
+	var out []temporal.Params
+	for _, m := range temporal.Methods() {
+		out = append(out, temporal.Preset(m))
+	}
+	g := temporal.Preset(temporal.MethodTidemark)
+	g.NormalizeSim, g.RelevanceThreshold, g.RelevancePenalty = true, 0.15, 0.3
+	out = append(out, g)
+	g = temporal.Preset(temporal.MethodTidemark)
+	g.MaskExpired, g.OutOfWindow, g.Weights = false, 0.5, temporal.Weights{Sim: 0.2, Time: 0.5, Conf: 0.4, Rel: 0.3}
+	return append(out, g)
+}
+
 func TestTopKMatchesReference(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, be Backend) {
 		r := rand.New(rand.NewPCG(12, 1))
@@ -262,15 +279,14 @@ func TestTopKMatchesReference(t *testing.T) {
 			for _, n := range []int{0, 1, 5, 100, 1500} {
 				q := testQuery(r, dim, 2)
 				b := randomBatch(t, r, n, dim, 2, q.Vector)
-				for _, m := range temporal.Methods() {
-					p := temporal.Preset(m)
+				for vi, p := range topKParams() {
 					ref, want := reference(t, b, &q, &p)
 					for _, k := range []int{0, 1, 10, n + 5} {
 						hits, st, err := be.TopK(context.Background(), b, &q, &p, k, nil)
 						if err != nil {
 							t.Fatal(err)
 						}
-						checkTopK(t, be.Name()+" "+m.String(), hits, k, &p, ref, want)
+						checkTopK(t, fmt.Sprintf("%s %s #%d", be.Name(), p.Method, vi), hits, k, &p, ref, want)
 						if st.Scored != len(ref.Ranked) {
 							t.Errorf("scored %d, reference %d", st.Scored, len(ref.Ranked))
 						}

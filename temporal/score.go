@@ -270,6 +270,11 @@ func (p Params) Validate() error {
 	if p.Weights.Sim < 0 || p.Weights.Time < 0 || p.Weights.Conf < 0 || p.Weights.Rel < 0 {
 		return fmt.Errorf("%w: Params.Weights has a negative weight %+v", ErrInvalid, p.Weights)
 	}
+	// A confidence below zero would void CombineGated's score bound for
+	// negative similarities (and means nothing in SmartVector §5).
+	if c := p.Confidence; c.Min < 0 || c.Max < c.Min || c.Beta < 0 || c.AlphaPos < 0 || c.AlphaNeg < 0 {
+		return fmt.Errorf("%w: Params.Confidence needs 0 ≤ Min ≤ Max and non-negative Beta, AlphaPos, AlphaNeg, got %+v", ErrInvalid, c)
+	}
 	// A boost below zero, or a gate or penalty outside [0, 1], turns a
 	// reward into a punishment (and would void the fast paths' score
 	// bounds); the sources use 1.2, 0.5 and 0.3.

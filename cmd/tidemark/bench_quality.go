@@ -13,7 +13,7 @@ import (
 func runBenchQuality(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench quality", stderr)
 	out := fs.String("out", "quality-results", "directory for the datasets (NAME.corpus.jsonl, NAME.queries.jsonl) and report.md/report.json; empty writes nothing")
-	seed := fs.Uint64("seed", 7, "seed of the generated benchmarks")
+	seed := fs.Uint64("seed", 7, "seed of the generated benchmarks (0 means 7)")
 	only := fs.String("only", "", "comma-separated subset of "+strings.Join(bench.QualityBenchmarks, ",")+" (default all)")
 	vdd := fs.String("vdd-data", "../shared/data/vdd", "directory of the VDD fact sets and embeddings.json")
 	asJSON := fs.Bool("json", false, "print JSON instead of the markdown report")

@@ -26,7 +26,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	reference := fs.Bool("reference", false, "evaluate the in-memory reference (eval.Memory) instead of the engine")
 	planName := fs.String("plan", "auto", "engine search plan: auto, exact or ann")
 	dataDir := fs.String("data", "", "engine data directory to ingest into and keep (default: a temporary one, removed)")
-	firstStage := fs.Int("first-stage", 0, "score only the N memories with the highest cosine per query (engine only; SmartVector's K = 8); 0 scores all")
+	firstStage := fs.Int("first-stage", 0, "score only the N memories with the highest cosine per query, superseded ones included, before the masks (engine only; SmartVector's K = 8; see SearchRequest.FirstStage); 0 scores all")
 	weightsFlag := fs.String("weights", "", "replace the method's signal weights: sim,time,conf,rel (e.g. 0.5,0.2,0,0.3)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
@@ -52,6 +52,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		}
 		if weights, err = parseWeights(*weightsFlag); err != nil {
 			return err
+		}
+		if temporal.Preset(m).Combine == temporal.CombineProduct {
+			return fmt.Errorf("--weights: method %s multiplies similarity by decay and has no weights", m)
 		}
 	}
 	if *firstStage < 0 || (*firstStage > 0 && *reference) {
@@ -118,6 +121,9 @@ func parseWeights(s string) (*temporal.Weights, error) {
 			return nil, fmt.Errorf("--weights %q: %q is not a finite number ≥ 0", s, f[i])
 		}
 		v[i] = x
+	}
+	if v[0]+v[1]+v[2]+v[3] == 0 {
+		return nil, fmt.Errorf("--weights %q: every weight is zero", s)
 	}
 	return &temporal.Weights{Sim: v[0], Time: v[1], Conf: v[2], Rel: v[3]}, nil
 }

@@ -170,6 +170,8 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,-1,0,0"}, 1, "not a finite number"},
 		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "1,0,0,0", "--reference"}, 1, "applies to the engine"},
 		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--first-stage", "-1"}, 1, "--first-stage"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--weights", "0,0,0,0"}, 1, "every weight is zero"},
+		{[]string{"eval", "--corpus", corpus, "--queries", queries, "--method", "vdd", "--weights", "1,0,0,0"}, 1, "has no weights"},
 		{[]string{"eval", "-h"}, 0, "-corpus"},
 	} {
 		code, _, errOut := runCLI(c.args...)
