@@ -106,6 +106,11 @@ type ANNConfig struct {
 	// SearchThreads is the number of goroutines for the all-core rate
 	// (default GOMAXPROCS).
 	SearchThreads int
+	// Quantize builds tidemark's index with int8 codes (index.Options
+	// Quantize) and measures each ef twice on the same graph: walking
+	// with the float32 vectors ("tidemark") and with the codes
+	// ("tidemark-int8").
+	Quantize bool
 	// HnswlibSource is the hnswlib harness (hb.cpp of
 	// ../shared/tools/hnswlib-bench); empty skips hnswlib.
 	HnswlibSource string
@@ -159,7 +164,7 @@ func RunTidemarkANN(ctx context.Context, d *ANNData, cfg ANNConfig) ([]ANNRow, e
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	h, err := index.New(index.Options{Dim: d.Dim, M: c.M, EfConstruction: c.EfConstruction, Capacity: d.N})
+	h, err := index.New(index.Options{Dim: d.Dim, M: c.M, EfConstruction: c.EfConstruction, Capacity: d.N, Quantize: c.Quantize})
 	if err != nil {
 		return nil, err
 	}
@@ -199,54 +204,74 @@ func RunTidemarkANN(ctx context.Context, d *ANNData, cfg ANNConfig) ([]ANNRow, e
 	mem := int64(after.HeapInuse) - int64(before.HeapInuse)
 	progress(c.Progress, "tidemark: built %d×%d in %.2fs (%d threads), heap +%.1f MiB\n", d.N, d.Dim, build, c.BuildThreads, float64(mem)/(1<<20))
 	var rows []ANNRow
+	type variant struct {
+		system  string
+		float32 bool
+	}
+	variants := []variant{{"tidemark", true}}
+	if c.Quantize {
+		variants = append(variants, variant{"tidemark-int8", false})
+	}
 	for _, ef := range c.Efs {
-		if err := ctx.Err(); err != nil {
-			return rows, err
-		}
-		row := ANNRow{System: "tidemark", Ef: ef, BuildS: build, MemoryBytes: mem}
-		opts := &index.SearchOptions{Ef: ef}
-		hits := 0
-		t0 := time.Now()
-		for qi := 0; qi < d.NQ; qi++ {
-			res, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts)
+		for _, v := range variants {
+			row, err := measureTidemark(ctx, h, d, c, ef, v.system, v.float32, build, mem)
 			if err != nil {
 				return rows, err
 			}
-			hits += countHits(res, d.GT[qi*d.K:(qi+1)*d.K])
+			rows = append(rows, row)
 		}
-		row.QPS1Thread = float64(d.NQ) / time.Since(t0).Seconds()
-		row.RecallAt10 = float64(hits) / float64(d.NQ*d.K)
-		// All cores: the same queries split over SearchThreads goroutines.
-		t0 = time.Now()
-		var swg sync.WaitGroup
-		var serr error
-		var emu sync.Mutex
-		per := (d.NQ + c.SearchThreads - 1) / c.SearchThreads
-		for t := 0; t < c.SearchThreads; t++ {
-			lo, hi := min(d.NQ, t*per), min(d.NQ, (t+1)*per)
-			swg.Add(1)
-			go func() {
-				defer swg.Done()
-				for qi := lo; qi < hi; qi++ {
-					if _, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts); err != nil {
-						emu.Lock()
-						serr = errors.Join(serr, err)
-						emu.Unlock()
-						return
-					}
-				}
-			}()
-		}
-		swg.Wait()
-		if serr != nil {
-			return rows, serr
-		}
-		all := float64(d.NQ) / time.Since(t0).Seconds()
-		row.QPSAllCores = &all
-		rows = append(rows, row)
-		progress(c.Progress, "tidemark ef=%d: recall@%d %.3f, %.0f q/s 1 thread, %.0f q/s %d threads\n", ef, d.K, row.RecallAt10, row.QPS1Thread, all, c.SearchThreads)
 	}
 	return rows, nil
+}
+
+// measureTidemark measures one ef of a built index: recall and q/s on one
+// thread, then q/s on SearchThreads.
+func measureTidemark(ctx context.Context, h *index.HNSW, d *ANNData, c ANNConfig, ef int, system string, useFloat bool, build float64, mem int64) (ANNRow, error) {
+	if err := ctx.Err(); err != nil {
+		return ANNRow{}, err
+	}
+	row := ANNRow{System: system, Ef: ef, BuildS: build, MemoryBytes: mem}
+	opts := &index.SearchOptions{Ef: ef, Float32: useFloat}
+	hits := 0
+	t0 := time.Now()
+	for qi := 0; qi < d.NQ; qi++ {
+		res, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts)
+		if err != nil {
+			return ANNRow{}, err
+		}
+		hits += countHits(res, d.GT[qi*d.K:(qi+1)*d.K])
+	}
+	row.QPS1Thread = float64(d.NQ) / time.Since(t0).Seconds()
+	row.RecallAt10 = float64(hits) / float64(d.NQ*d.K)
+	// All cores: the same queries split over SearchThreads goroutines.
+	t0 = time.Now()
+	var swg sync.WaitGroup
+	var serr error
+	var emu sync.Mutex
+	per := (d.NQ + c.SearchThreads - 1) / c.SearchThreads
+	for t := 0; t < c.SearchThreads; t++ {
+		lo, hi := min(d.NQ, t*per), min(d.NQ, (t+1)*per)
+		swg.Add(1)
+		go func() {
+			defer swg.Done()
+			for qi := lo; qi < hi; qi++ {
+				if _, err := h.Search(ctx, d.Query[qi*d.Dim:(qi+1)*d.Dim], d.K, opts); err != nil {
+					emu.Lock()
+					serr = errors.Join(serr, err)
+					emu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	swg.Wait()
+	if serr != nil {
+		return ANNRow{}, serr
+	}
+	all := float64(d.NQ) / time.Since(t0).Seconds()
+	row.QPSAllCores = &all
+	progress(c.Progress, "%s ef=%d: recall@%d %.3f, %.0f q/s 1 thread, %.0f q/s %d threads\n", system, ef, d.K, row.RecallAt10, row.QPS1Thread, all, c.SearchThreads)
+	return row, nil
 }
 
 func countHits(res []index.Result, gt []int32) int {

@@ -68,6 +68,7 @@ func (h *HNSW) renumber(order []uint32) {
 	newN := len(order)
 	oldVecs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.links0, h.upper, h.levels, h.keys
 	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil, nil, nil
+	h.codes = nil
 	h.n = 0
 	h.grow(max(newN, 1))
 	h.byKey = make(map[uint64]uint32, newN)
@@ -85,6 +86,7 @@ func (h *HNSW) renumber(order []uint32) {
 	for nidx, id := range order {
 		nid := uint32(nidx)
 		copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[int(id)*h.dim:int(id+1)*h.dim])
+		h.setCode(nid)
 		h.levels[nid], h.keys[nid] = oldLevels[id], oldKeys[id]
 		h.byKey[oldKeys[id]] = nid
 		copyList(h.links0[int(nid)*(h.m0+1):int(nid+1)*(h.m0+1)], oldLinks0[int(id)*(h.m0+1):int(id+1)*(h.m0+1)])

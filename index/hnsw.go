@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidemark/tidemark/internal/hugepage"
 	"github.com/tidemark/tidemark/internal/unitvec"
@@ -32,6 +34,15 @@ type Options struct {
 	// Seed seeds the level generator (default 42), so that the same
 	// inserts in the same order build the same graph.
 	Seed uint64
+	// Quantize keeps an int8 code of every vector beside it (a quarter of
+	// its bytes, simd.QuantizeInt8) and makes Search walk the graph with
+	// code dots, then re-score its ef results with the float32 vectors
+	// before taking the top k. A search reads a quarter of the vector
+	// bytes, which is what a memory-bound traversal pays for; the results
+	// are exact cosines, but which nodes are found can differ slightly.
+	// Inserts and the graph itself use the float32 vectors either way.
+	// Default false. Not saved: Load returns an index without codes.
+	Quantize bool
 }
 
 func (o *Options) withDefaults() Options {
@@ -111,17 +122,26 @@ type HNSW struct {
 	// under mu held exclusively; vectors, levels and keys of a node are
 	// written once, before the node is linked; the neighbour lists are
 	// written under the node's stripe lock and read atomically.
-	vecs   []float32  // n·dim, unit rows
-	links0 []uint32   // per node: count, then 2M ids
-	upper  [][]uint32 // per node: for levels 1…L, count then M ids
-	levels []uint8
-	keys   []uint64
-	dead   []uint32 // tombstone bits
-	n      int      // nodes allocated
-	live   int      // nodes not deleted
-	byKey  map[uint64]uint32
-	rng    *rand.Rand
-	seed   uint64
+	vecs []float32 // n·dim, unit rows
+	// With Options.Quantize: codes holds each row's int8 code in cstride
+	// bytes (dim + 4 rounded up to 32): the dim codes, zeros, and the
+	// code's float32 scale in the last 4 bytes — on the line the dot has
+	// just loaded. A query's code is zero past dim, so the scale bytes add
+	// nothing to a dot.
+	quant   bool
+	cstride int
+	clines  int // cache lines per code to prefetch
+	codes   []int8
+	links0  []uint32   // per node: count, then 2M ids
+	upper   [][]uint32 // per node: for levels 1…L, count then M ids
+	levels  []uint8
+	keys    []uint64
+	dead    []uint32 // tombstone bits
+	n       int      // nodes allocated
+	live    int      // nodes not deleted
+	byKey   map[uint64]uint32
+	rng     *rand.Rand
+	seed    uint64
 
 	// top packs the entry point (low 32 bits) and the top level + 1 (high
 	// 32 bits, 0 for an empty graph) so both are read in one atomic load.
@@ -146,7 +166,10 @@ func New(opts Options) (*HNSW, error) {
 		byKey:     make(map[uint64]uint32, o.Capacity),
 		rng:       rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
 		seed:      o.Seed,
+		quant:     o.Quantize,
+		cstride:   (o.Dim + 4 + 31) &^ 31,
 	}
+	h.clines = min(8, (h.cstride+63)/64)
 	h.grow(o.Capacity)
 	return h, nil
 }
@@ -205,6 +228,36 @@ func (h *HNSW) grow(capacity int) {
 	dead := make([]uint32, (capacity+31)/32)
 	copy(dead, h.dead)
 	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = vecs, links0, upper, levels, keys, dead
+	if h.quant {
+		codes := make([]int8, capacity*h.cstride)
+		copy(codes, h.codes[:h.n*h.cstride])
+		h.codes = codes
+	}
+}
+
+// code returns row id's int8 code (Options.Quantize).
+func (h *HNSW) code(id uint32) []int8 {
+	o := int(id) * h.cstride
+	return h.codes[o : o+h.cstride : o+h.cstride]
+}
+
+// setCode codes row id from its vector, its scale in the last 4 bytes.
+func (h *HNSW) setCode(id uint32) {
+	if h.quant {
+		c := h.code(id)
+		sc := simd.QuantizeInt8(h.vec(id), c[:h.cstride-4])
+		*(*float32)(unsafe.Pointer(&c[h.cstride-4])) = sc
+	}
+}
+
+// scale is row id's code scale.
+func (h *HNSW) scale(id uint32) float32 {
+	return *(*float32)(unsafe.Pointer(&h.codes[int(id)*h.cstride+h.cstride-4]))
+}
+
+// distQ is dist through the codes: 1 − s_q·s_id·⟨code_q, code_id⟩.
+func (h *HNSW) distQ(s *searcher, id uint32) float32 {
+	return 1 - s.qs*h.scale(id)*float32(simd.DotInt8(s.qc, h.code(id)))
 }
 
 // unitVector validates v and writes v/‖v‖ to dst.
@@ -295,6 +348,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	id := uint32(h.n)
 	level := h.randomLevel()
 	copy(h.vec(id), q)
+	h.setCode(id)
 	h.levels[id], h.keys[id] = uint8(level), key
 	if level > 0 {
 		h.upper[id] = make([]uint32, level*(h.m+1))
@@ -345,6 +399,22 @@ func (h *HNSW) greedy(q []float32, ep uint32, epd float32, l int) (uint32, float
 		for i := uint32(1); i <= cnt; i++ {
 			nb := atomic.LoadUint32(&blk[i])
 			if d := h.dist(q, nb); d < epd {
+				ep, epd, changed = nb, d, true
+			}
+		}
+	}
+	return ep, epd
+}
+
+// greedyQ is greedy through the codes of a quantized search.
+func (h *HNSW) greedyQ(s *searcher, ep uint32, epd float32, l int) (uint32, float32) {
+	for changed := true; changed; {
+		changed = false
+		blk := h.list(ep, l)
+		cnt := atomic.LoadUint32(&blk[0])
+		for i := uint32(1); i <= cnt; i++ {
+			nb := atomic.LoadUint32(&blk[i])
+			if d := h.distQ(s, nb); d < epd {
 				ep, epd, changed = nb, d, true
 			}
 		}
@@ -513,6 +583,9 @@ type SearchOptions struct {
 	// it must not call the index's methods. A filter that rejects most keys
 	// makes the search visit much of the graph; the context still stops it.
 	Filter func(key uint64) bool
+	// Float32 walks a quantized index (Options.Quantize) with the float32
+	// vectors, as an index without codes would.
+	Float32 bool
 }
 
 // Result is one neighbour.
@@ -530,7 +603,9 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 	}
 	ef := h.ef
 	var filter func(uint64) bool
+	quant := h.quant
 	if opts != nil {
+		quant = quant && !opts.Float32
 		if opts.Ef < 0 {
 			return nil, fmt.Errorf("%w: SearchOptions.Ef = %d", ErrOptions, opts.Ef)
 		}
@@ -559,25 +634,64 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 		return nil, nil
 	}
 	ep, topLevel := uint32(top), int(top>>32)-1
-	epd := h.dist(s.q, ep)
-	for l := topLevel; l > 0; l-- {
-		ep, epd = h.greedy(s.q, ep, epd, l)
+	var epd float32
+	if quant {
+		s.qc = growI8(s.qc, h.cstride)
+		s.qs = simd.QuantizeInt8(s.q, s.qc[:h.cstride-4])
+		clear(s.qc[h.cstride-4:])
+		s.quant = true
+		epd = h.distQ(s, ep)
+		for l := topLevel; l > 0; l-- {
+			ep, epd = h.greedyQ(s, ep, epd, l)
+		}
+	} else {
+		epd = h.dist(s.q, ep)
+		for l := topLevel; l > 0; l-- {
+			ep, epd = h.greedy(s.q, ep, epd, l)
+		}
 	}
 	s.ctx = ctx
 	s.layer(h, s.q, ep, epd, ef, 0, true, filter)
-	s.ctx = nil
+	s.ctx, s.quant = nil, false
 	if err := s.err; err != nil {
 		s.err = nil
 		s.res = s.res[:0]
 		return nil, err
 	}
 	res := s.res.sorted(s.sel[:0])
+	if quant {
+		// Re-score the best of the ef results with the float32 vectors:
+		// the codes' error (half a step of 1/127 of the largest element)
+		// moves a neighbour a few places, not from past rerankDepth(k)
+		// into the top k.
+		res = res[:min(len(res), rerankDepth(k))]
+		for i := range res {
+			res[i].d = h.dist(s.q, res[i].id)
+		}
+		slices.SortFunc(res, func(a, b distID) int {
+			if c := cmp.Compare(a.d, b.d); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+	}
 	out := make([]Result, 0, min(k, len(res)))
 	for _, r := range res[:min(k, len(res))] {
 		out = append(out, Result{Key: h.keys[r.id], Score: 1 - r.d})
 	}
 	s.sel = res[:0]
 	return out, nil
+}
+
+// rerankDepth is how many of a quantized search's results, best first by
+// code distance, are re-scored in float32 for a top k.
+func rerankDepth(k int) int { return max(4*k, 40) }
+
+func growI8(s []int8, n int) []int8 {
+	if cap(s) < n {
+		return make([]int8, n)
+	}
+	return s[:n]
 }
 
 func growF(s []float32, n int) []float32 {

@@ -47,17 +47,25 @@ func BenchmarkGloveBuild20k(b *testing.B) {
 	}
 }
 
-// BenchmarkGloveSearch searches a 50k GloVe graph at ef 160, one query per op.
+// BenchmarkGloveSearch searches a 50k GloVe graph at ef 160, one query per
+// op, walking with the float32 vectors and with the int8 codes
+// (Options.Quantize) of the same graph.
 func BenchmarkGloveSearch(b *testing.B) {
 	base, q := loadGlove(b, 50000)
-	h, _ := New(Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 50000})
+	h, _ := New(Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 50000, Quantize: true})
 	for j := 0; j < 50000; j++ {
 		h.Insert(uint64(j), base[j*100:(j+1)*100])
 	}
-	opts := &SearchOptions{Ef: 160}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		qi := i % 1000
-		h.Search(context.Background(), q[qi*100:(qi+1)*100], 10, opts)
+	for _, c := range []struct {
+		name string
+		f32  bool
+	}{{"float32", true}, {"int8", false}} {
+		b.Run(c.name, func(b *testing.B) {
+			opts := &SearchOptions{Ef: 160, Float32: c.f32}
+			for i := 0; b.Loop(); i++ {
+				qi := i % 1000
+				h.Search(context.Background(), q[qi*100:(qi+1)*100], 10, opts)
+			}
+		})
 	}
 }

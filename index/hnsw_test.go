@@ -14,6 +14,8 @@ import (
 	"sort"
 	"sync"
 	"testing"
+
+	"github.com/tidemark/tidemark/simd"
 )
 
 func randUnit(r *rand.Rand, dim int) []float32 {
@@ -660,5 +662,72 @@ func TestConcurrentCompactAndSave(t *testing.T) {
 	}
 	if frac := float64(found) / float64(len(live)); frac < 0.97 {
 		t.Errorf("after concurrent compaction only %.3f of live keys find themselves (%d saves)", frac, saves)
+	}
+}
+
+// Options.Quantize: the same graph searched through int8 codes finds
+// nearly the float32 search's neighbours, returns exact cosines, and keeps
+// working through deletes and Compact.
+func TestQuantizedSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 2))
+	const n, dim = 3000, 100 // GloVe's width: 100 codes padded to 128
+	mix := newMixture(r, 20, dim)
+	data := mix.sample(r, n)
+	plain, err := New(Options{Dim: dim, M: 12, EfConstruction: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quant, err := New(Options{Dim: dim, M: 12, EfConstruction: 100, Quantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := map[uint64][]float32{}
+	for i, v := range data {
+		for _, h := range []*HNSW{plain, quant} {
+			if err := h.Insert(uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		vecs[uint64(i)] = v
+	}
+	queries := mix.sample(r, 200)
+	for _, ef := range []int{16, 64} {
+		rp, rq := recall(t, plain, vecs, queries, 10, ef), recall(t, quant, vecs, queries, 10, ef)
+		t.Logf("ef=%d recall@10 float32 %.4f, int8 traversal %.4f", ef, rp, rq)
+		if rq < rp-0.02 {
+			t.Errorf("ef=%d: quantized recall %.4f < float32 %.4f − 0.02", ef, rq, rp)
+		}
+	}
+	q := queries[0]
+	res, err := quant.Search(context.Background(), q, 10, &SearchOptions{Ef: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qn := make([]float32, dim)
+	if err := unitVector(q, qn, dim); err != nil {
+		t.Fatal(err)
+	}
+	for i, x := range res {
+		v := make([]float32, dim)
+		if err := unitVector(vecs[x.Key], v, dim); err != nil {
+			t.Fatal(err)
+		}
+		if want := simd.Dot(qn, v); math.Abs(float64(x.Score-want)) > 1e-5 {
+			t.Fatalf("result %d: score %v, exact cosine %v", i, x.Score, want)
+		}
+		if i > 0 && res[i-1].Score < x.Score {
+			t.Fatalf("results out of order at %d", i)
+		}
+	}
+	// Delete a third and compact: the codes follow the renumbered rows.
+	for k := uint64(0); k < n; k += 3 {
+		if err := quant.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+		delete(vecs, k)
+	}
+	quant.Compact()
+	if got := recall(t, quant, vecs, queries, 10, 64); got < 0.9 {
+		t.Errorf("after Compact: quantized recall %.4f", got)
 	}
 }

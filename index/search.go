@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/tidemark/tidemark/internal/prefetch"
+	"github.com/tidemark/tidemark/simd"
 )
 
 // distID is a node with its distance to the current query.
@@ -21,6 +22,12 @@ type distID struct {
 // index's pool so that a search allocates nothing but its result slice.
 type searcher struct {
 	q []float32
+	// quant makes layer use the int8 codes: qc is the query's code, qs
+	// its scale (a quantized Search).
+	quant bool
+	qc    []int8
+	qs    float32
+	dots  []int32 // code dots of the batch being expanded
 	// ctx, when set, is checked every 256 expansions; err records why a
 	// search stopped early.
 	ctx context.Context
@@ -102,18 +109,36 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 		// ahead); prefetching all of them at once overfills the CPU's
 		// line-fill buffers and stalls.
 		if len(batch) > 0 {
-			prefetch.Rows(unsafe.Pointer(&h.vecs[0]), uintptr(4*h.dim), batch[:min(lookAhead, len(batch))], h.lines)
+			if s.quant {
+				prefetch.Rows(unsafe.Pointer(&h.codes[0]), uintptr(h.cstride), batch, h.clines)
+			} else {
+				prefetch.Rows(unsafe.Pointer(&h.vecs[0]), uintptr(4*h.dim), batch[:min(lookAhead, len(batch))], h.lines)
+			}
 		}
 		// The next candidate to expand is most likely the current best:
 		// start loading its neighbour block while these distances run.
 		if l == 0 && len(s.cand) > 0 {
 			prefetch.Lines(unsafe.Pointer(&h.links0[int(s.cand[0].id)*(h.m0+1)]), h.listLines)
 		}
-		for bi, nb := range batch {
-			if j := bi + lookAhead; j < len(batch) {
-				prefetch.Lines(unsafe.Pointer(&h.vecs[int(batch[j])*h.dim]), h.lines)
+		if s.quant && len(batch) > 0 {
+			// One kernel call for the whole batch: the rows' loads
+			// overlap each other's arithmetic.
+			if cap(s.dots) < len(batch) {
+				s.dots = make([]int32, max(len(batch), 2*h.m0))
 			}
-			d := h.dist(q, nb)
+			s.dots = s.dots[:len(batch)]
+			simd.DotInt8Rows(s.qc, h.codes, batch, s.dots)
+		}
+		for bi, nb := range batch {
+			var d float32
+			if s.quant {
+				d = 1 - s.qs*h.scale(nb)*float32(s.dots[bi])
+			} else {
+				if j := bi + lookAhead; j < len(batch) {
+					prefetch.Lines(unsafe.Pointer(&h.vecs[int(batch[j])*h.dim]), h.lines)
+				}
+				d = h.dist(q, nb)
+			}
 			if len(s.res) < ef || d < lower {
 				s.cand.push(distID{d, nb})
 				if !skipDead || h.accept(nb, filter) {

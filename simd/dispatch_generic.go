@@ -25,3 +25,9 @@ func scaleAccel(alpha float32, x []float32) { scaleGeneric(alpha, x) }
 
 // cpuFeatures reports no features: none is used in this build.
 func cpuFeatures() Features { return Features{} }
+
+func dotInt8Accel(a, b []int8) int32 { return dotInt8Generic(a, b) }
+
+func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
+	dotInt8RowsGeneric(q, rows, ids, out)
+}

@@ -125,3 +125,31 @@ func BenchmarkNormalize(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDotInt8 is the int8 code dot at GloVe-100's padded width beside
+// the float32 dot at its width: the HNSW traversal's two distance kernels.
+func BenchmarkDotInt8(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	a8, b8 := make([]int8, 128), make([]int8, 128)
+	af, bf := make([]float32, 100), make([]float32, 100)
+	for i := range a8 {
+		a8[i], b8[i] = int8(r.IntN(255)-127), int8(r.IntN(255)-127)
+	}
+	for i := range af {
+		af[i], bf[i] = r.Float32(), r.Float32()
+	}
+	b.Run("int8-128", func(b *testing.B) {
+		var s int32
+		for b.Loop() {
+			s += DotInt8(a8, b8)
+		}
+		_ = s
+	})
+	b.Run("float32-100", func(b *testing.B) {
+		var s float32
+		for b.Loop() {
+			s += Dot(af, bf)
+		}
+		_ = s
+	})
+}

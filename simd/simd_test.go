@@ -605,3 +605,108 @@ func TestNoAllocations(t *testing.T) {
 		}
 	})
 }
+
+// DotInt8 equals the exact integer dot on both paths, at every length up
+// to 300 and at the extremes of the code range, with guard bytes that
+// must not be read into the sum.
+func TestDotInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 2))
+	exact := func(a, b []int8) int64 {
+		var s int64
+		for i := range a {
+			s += int64(a[i]) * int64(b[i])
+		}
+		return s
+	}
+	for _, accel := range []bool{false, true} {
+		if accel && !haveAccel {
+			continue
+		}
+		restore := setAccelerated(accel)
+		for n := 0; n <= 300; n++ {
+			buf := make([]int8, 2*(n+8))
+			for i := range buf {
+				buf[i] = int8(r.IntN(256) - 128)
+			}
+			a, b := buf[1:n+1], buf[n+9:2*n+9] // odd offsets: unaligned
+			if got, want := DotInt8(a, b), exact(a, b); int64(got) != want {
+				t.Fatalf("accel %v n %d: %d, want %d", accel, n, got, want)
+			}
+		}
+		big := make([]int8, 4099)
+		for i := range big {
+			big[i] = -128
+		}
+		if got := DotInt8(big, big); int64(got) != 4099*128*128 {
+			t.Fatalf("accel %v: extremes %d", accel, got)
+		}
+		restore()
+	}
+}
+
+// QuantizeInt8 codes every element within half a step and pads with zeros.
+func TestQuantizeInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(22, 2))
+	v := make([]float32, 100)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	dst := make([]int8, 128)
+	for i := range dst {
+		dst[i] = 9
+	}
+	s := QuantizeInt8(v, dst)
+	for i, x := range v {
+		if d := math.Abs(float64(x - s*float32(dst[i]))); d > float64(s)/2+1e-6 {
+			t.Fatalf("element %d: %v coded %d·%v", i, x, dst[i], s)
+		}
+	}
+	for _, c := range dst[100:] {
+		if c != 0 {
+			t.Fatal("padding not zeroed")
+		}
+	}
+	if s := QuantizeInt8(make([]float32, 4), dst[:4]); s != 0 || dst[0] != 0 {
+		t.Fatal("zero vector")
+	}
+}
+
+// DotInt8Rows equals DotInt8 per row on both paths, for strides that the
+// AVX2 kernel takes (multiples of 32) and ones it leaves to the generic
+// loop, and refuses rows outside the table.
+func TestDotInt8Rows(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 2))
+	for _, accel := range []bool{false, true} {
+		if accel && !haveAccel {
+			continue
+		}
+		restore := setAccelerated(accel)
+		for _, stride := range []int{0, 1, 31, 32, 64, 100, 128, 768} {
+			const nrows = 50
+			rows := make([]int8, nrows*stride)
+			q := make([]int8, stride)
+			for i := range rows {
+				rows[i] = int8(r.IntN(256) - 128)
+			}
+			for i := range q {
+				q[i] = int8(r.IntN(256) - 128)
+			}
+			ids := []uint32{49, 0, 7, 7, 23}
+			out := make([]int32, len(ids)+1)
+			out[len(ids)] = 77
+			DotInt8Rows(q, rows, ids, out)
+			for i, id := range ids {
+				if want := DotInt8(q, rows[int(id)*stride:int(id+1)*stride]); out[i] != want {
+					t.Fatalf("accel %v stride %d row %d: %d, want %d", accel, stride, id, out[i], want)
+				}
+			}
+			if out[len(ids)] != 77 {
+				t.Fatal("wrote past the ids")
+			}
+			if stride > 0 {
+				mustPanic(t, "row outside", func() { DotInt8Rows(q, rows, []uint32{nrows}, out) }, "outside")
+			}
+		}
+		restore()
+	}
+}

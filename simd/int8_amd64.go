@@ -1,0 +1,33 @@
+//go:build !noasm && amd64
+
+package simd
+
+// dotInt8AVX2 returns Σ a[i]·b[i] over n elements, n a multiple of 32
+// (int8_amd64.s).
+//
+//go:noescape
+func dotInt8AVX2(a, b *int8, n int) int32
+
+// dotInt8Accel runs the AVX2 kernel over the 32-element blocks and the
+// generic loop over the rest.
+func dotInt8Accel(a, b []int8) int32 {
+	n := len(a) &^ 31
+	var s int32
+	if n > 0 {
+		s = dotInt8AVX2(&a[0], &b[0], n)
+	}
+	if n < len(a) {
+		s += dotInt8Generic(a[n:], b[n:len(a)])
+	}
+	return s
+}
+
+// dotInt8RowsAVX2 is DotInt8Rows over n ids with a stride that is a
+// positive multiple of 32 (int8_amd64.s).
+//
+//go:noescape
+func dotInt8RowsAVX2(q, rows *int8, stride int, ids *uint32, n int, out *int32)
+
+func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
+	dotInt8RowsAVX2(&q[0], &rows[0], len(q), &ids[0], len(ids), &out[0])
+}

@@ -1,0 +1,93 @@
+//go:build !noasm && amd64
+
+#include "textflag.h"
+
+// func dotInt8AVX2(a, b *int8, n int) int32
+//
+// Per 16 bytes: VPMOVSXBW sign-extends 16 int8 to 16 int16, VPMADDWD
+// multiplies the int16 pairs and adds adjacent products into 8 int32
+// lanes; two such steps per 32-byte block, two accumulators. n is a
+// positive multiple of 32.
+TEXT ·dotInt8AVX2(SB), NOSPLIT, $0-28
+	MOVQ a+0(FP), SI
+	MOVQ b+8(FP), DI
+	MOVQ n+16(FP), CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y5, Y5, Y5
+
+loop:
+	VPMOVSXBW (SI), Y1
+	VPMOVSXBW (DI), Y2
+	VPMADDWD  Y2, Y1, Y1
+	VPADDD    Y1, Y0, Y0
+	VPMOVSXBW 16(SI), Y3
+	VPMOVSXBW 16(DI), Y4
+	VPMADDWD  Y4, Y3, Y3
+	VPADDD    Y3, Y5, Y5
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	SUBQ      $32, CX
+	JNZ       loop
+
+	VPADDD       Y5, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, AX
+	MOVL         AX, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func dotInt8RowsAVX2(q, rows *int8, stride int, ids *uint32, n int, out *int32)
+//
+// For each of the n ids: the dotInt8AVX2 loop over q and the row at
+// rows + id·stride, the sum stored to out. n ≥ 1, stride a positive
+// multiple of 32.
+TEXT ·dotInt8RowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ rows+8(FP), R8
+	MOVQ stride+16(FP), R9
+	MOVQ ids+24(FP), R10
+	MOVQ n+32(FP), R11
+	MOVQ out+40(FP), R12
+
+row:
+	MOVL  (R10), AX
+	IMULQ R9, AX
+	LEAQ  (R8)(AX*1), DI
+	MOVQ  SI, BX
+	MOVQ  R9, CX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y5, Y5, Y5
+
+block:
+	VPMOVSXBW (BX), Y1
+	VPMOVSXBW (DI), Y2
+	VPMADDWD  Y2, Y1, Y1
+	VPADDD    Y1, Y0, Y0
+	VPMOVSXBW 16(BX), Y3
+	VPMOVSXBW 16(DI), Y4
+	VPMADDWD  Y4, Y3, Y3
+	VPADDD    Y3, Y5, Y5
+	ADDQ      $32, BX
+	ADDQ      $32, DI
+	SUBQ      $32, CX
+	JNZ       block
+
+	VPADDD       Y5, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, (R12)
+	ADDQ         $4, R10
+	ADDQ         $4, R12
+	DECQ         R11
+	JNZ          row
+	VZEROUPPER
+	RET
