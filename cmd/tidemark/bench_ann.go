@@ -18,7 +18,7 @@ func runBenchANN(args []string, stdout, stderr io.Writer) error {
 	buildThreads := fs.Int("build-threads", 1, "inserting goroutines (hnswlib's harness gets the same)")
 	hnswlib := fs.String("hnswlib-src", "../shared/tools/hnswlib-bench/hb.cpp", "hnswlib harness source; empty skips hnswlib")
 	coder := fs.String("coder-dir", "tools/coderhnsw-bench", "coder/hnsw harness module; empty skips coder/hnsw")
-	quantize := fs.Bool("int8", false, "also measure tidemark walking its graph with int8 codes (tidemark-int8), on the same graph")
+	quantize := fs.Bool("int8", true, "also measure tidemark walking its graph with int8 codes (tidemark-int8, index.Options.Quantize), on the same graph")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
