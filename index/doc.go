@@ -18,6 +18,15 @@
 // nodes have uint32 internal ids and a key ↔ id map; layer 0 stores a
 // fixed-size block of 2M neighbours per node, the upper layers M.
 //
+// With [Options.Quantize] each node also keeps an int8 code of its vector
+// (simd.QuantizeInt8, a quarter of the bytes, its scale on the same cache
+// line) and a search walks the graph with code dots, a node's unvisited
+// neighbours in one kernel call, then re-scores the best 4k of its ef
+// results in float32. Graph traversal is bound by memory latency, so
+// reading a quarter of the bytes is what makes it faster: on GloVe-100 the
+// walk takes about 0.7× the time of the float32 walk on the same graph at
+// the same recall (BenchmarkGloveSearch, bench/results).
+//
 // Deletes are tombstones: a deleted node still routes searches but is never
 // returned, and [HNSW.Compact] repairs the neighbourhoods around deleted
 // nodes and removes them, so deletes do not degrade recall over time.
