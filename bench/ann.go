@@ -207,14 +207,17 @@ func RunTidemarkANN(ctx context.Context, d *ANNData, cfg ANNConfig) ([]ANNRow, e
 	type variant struct {
 		system  string
 		float32 bool
+		mem     int64
 	}
-	variants := []variant{{"tidemark", true}}
+	// The float32 walk's memory is the index's without the codes (one
+	// row of h.CodeBytes per node), as an index built without Quantize.
+	variants := []variant{{"tidemark", true, mem - int64(h.CodeBytes())}}
 	if c.Quantize {
-		variants = append(variants, variant{"tidemark-int8", false})
+		variants = append(variants, variant{"tidemark-int8", false, mem})
 	}
 	for _, ef := range c.Efs {
 		for _, v := range variants {
-			row, err := measureTidemark(ctx, h, d, c, ef, v.system, v.float32, build, mem)
+			row, err := measureTidemark(ctx, h, d, c, ef, v.system, v.float32, build, v.mem)
 			if err != nil {
 				return rows, err
 			}

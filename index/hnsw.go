@@ -229,10 +229,21 @@ func (h *HNSW) grow(capacity int) {
 	copy(dead, h.dead)
 	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = vecs, links0, upper, levels, keys, dead
 	if h.quant {
-		codes := make([]int8, capacity*h.cstride)
+		// A 64-byte aligned arena (cstride is a multiple of 32): a row
+		// spans whole lines and its scale is 4-byte aligned.
+		f := alignedFloats(capacity * h.cstride / 4)
+		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), capacity*h.cstride)
 		copy(codes, h.codes[:h.n*h.cstride])
 		h.codes = codes
 	}
+}
+
+// CodeBytes is the memory the int8 codes take (Options.Quantize; 0
+// without): the code arena's length.
+func (h *HNSW) CodeBytes() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.codes)
 }
 
 // code returns row id's int8 code (Options.Quantize).

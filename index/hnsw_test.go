@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
@@ -266,8 +267,17 @@ func TestCompactEverything(t *testing.T) {
 // Concurrent inserts, deletes and searches (run with -race); afterwards
 // every live key finds itself and no deleted key is returned.
 func TestConcurrentStress(t *testing.T) {
+	for _, quant := range []bool{false, true} {
+		t.Run(fmt.Sprintf("quantize=%v", quant), func(t *testing.T) { concurrentStress(t, quant) })
+	}
+}
+
+// concurrentStress runs writers (inserts, deletes) against readers
+// (searches) on an index growing from a capacity of 16; with quant the
+// searches walk the int8 codes the inserts write.
+func concurrentStress(t *testing.T, quant bool) {
 	const dim, writers, readers, per = 16, 4, 4, 400
-	h, err := New(Options{Dim: dim, M: 8, EfConstruction: 60, Capacity: 16})
+	h, err := New(Options{Dim: dim, M: 8, EfConstruction: 60, Capacity: 16, Quantize: quant})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,5 +739,62 @@ func TestQuantizedSearch(t *testing.T) {
 	quant.Compact()
 	if got := recall(t, quant, vecs, queries, 10, 64); got < 0.9 {
 		t.Errorf("after Compact: quantized recall %.4f", got)
+	}
+}
+
+// Code rows at widths around the 32-byte blocks: the row kernel over a
+// node's code equals the dot of the codes' first dim elements (the
+// padding and the scale add nothing), and SearchOptions.Float32 walks a
+// quantized index exactly as an index without codes.
+func TestQuantizedLayout(t *testing.T) {
+	r := rand.New(rand.NewPCG(32, 2))
+	for _, dim := range []int{1, 27, 28, 29, 30, 31, 32, 60, 61, 100} {
+		mix := newMixture(r, 5, dim)
+		data := mix.sample(r, 300)
+		q, err := New(Options{Dim: dim, M: 8, EfConstruction: 40, Quantize: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := New(Options{Dim: dim, M: 8, EfConstruction: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range data {
+			if err := q.Insert(uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.Insert(uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := q.searcher()
+		s.qc = growI8(s.qc, q.cstride)
+		s.qs = simd.QuantizeInt8(q.vec(0), s.qc[:q.cstride-4])
+		clear(s.qc[q.cstride-4:])
+		ids := []uint32{0, 7, 299}
+		out := make([]int32, len(ids))
+		simd.DotInt8Rows(s.qc, q.codes, ids, out)
+		for i, id := range ids {
+			if want := simd.DotInt8(s.qc[:dim], q.code(id)[:dim]); out[i] != want {
+				t.Fatalf("dim %d row %d: %d, want %d over the codes alone", dim, id, out[i], want)
+			}
+		}
+		q.pool.Put(s)
+		for _, v := range mix.sample(r, 5) {
+			a, err := q.Search(context.Background(), v, 5, &SearchOptions{Ef: 20, Float32: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := p.Search(context.Background(), v, 5, &SearchOptions{Ef: 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("dim %d: Float32 walk %v, plain index %v", dim, a, b)
+			}
+		}
+		if q.CodeBytes() < 300*q.cstride || q.cstride%32 != 0 || q.cstride < dim+4 || p.CodeBytes() != 0 {
+			t.Fatalf("CodeBytes %d, %d", q.CodeBytes(), p.CodeBytes())
+		}
 	}
 }

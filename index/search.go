@@ -47,6 +47,8 @@ type searcher struct {
 
 func (h *HNSW) searcher() *searcher {
 	if s, ok := h.pool.Get().(*searcher); ok {
+		// A search that panicked (in a filter) may have left its state.
+		s.quant, s.ctx, s.err = false, nil, nil
 		return s
 	}
 	return &searcher{}

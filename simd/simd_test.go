@@ -633,12 +633,14 @@ func TestDotInt8(t *testing.T) {
 				t.Fatalf("accel %v n %d: %d, want %d", accel, n, got, want)
 			}
 		}
-		big := make([]int8, 4099)
-		for i := range big {
-			big[i] = -128
-		}
-		if got := DotInt8(big, big); int64(got) != 4099*128*128 {
-			t.Fatalf("accel %v: extremes %d", accel, got)
+		for _, n := range []int{4099, MaxInt8Len} {
+			big := make([]int8, n)
+			for i := range big {
+				big[i] = -128
+			}
+			if got := DotInt8(big, big); int64(got) != int64(n)*128*128 {
+				t.Fatalf("accel %v: extremes at %d: %d", accel, n, got)
+			}
 		}
 		restore()
 	}
