@@ -389,7 +389,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	q = h.vec(id)
 	epd := h.dist(q, ep)
 	for l := topLevel; l > level; l-- {
-		ep, epd = h.greedy(q, ep, epd, l)
+		ep, epd = h.greedy(q, nil, ep, epd, l)
 	}
 	for l := min(level, topLevel); l >= 0; l-- {
 		s.layer(h, q, ep, epd, h.efc, l, false, nil)
@@ -401,31 +401,23 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	return nil
 }
 
-// greedy walks level l from ep to a local minimum of the distance to q.
-func (h *HNSW) greedy(q []float32, ep uint32, epd float32, l int) (uint32, float32) {
+// greedy walks level l from ep to a local minimum of the distance to q,
+// through the codes when s is a quantized search (s may be nil).
+func (h *HNSW) greedy(q []float32, s *searcher, ep uint32, epd float32, l int) (uint32, float32) {
+	codes := s != nil && s.quant
 	for changed := true; changed; {
 		changed = false
 		blk := h.list(ep, l)
 		cnt := atomic.LoadUint32(&blk[0])
 		for i := uint32(1); i <= cnt; i++ {
 			nb := atomic.LoadUint32(&blk[i])
-			if d := h.dist(q, nb); d < epd {
-				ep, epd, changed = nb, d, true
+			var d float32
+			if codes {
+				d = h.distQ(s, nb)
+			} else {
+				d = h.dist(q, nb)
 			}
-		}
-	}
-	return ep, epd
-}
-
-// greedyQ is greedy through the codes of a quantized search.
-func (h *HNSW) greedyQ(s *searcher, ep uint32, epd float32, l int) (uint32, float32) {
-	for changed := true; changed; {
-		changed = false
-		blk := h.list(ep, l)
-		cnt := atomic.LoadUint32(&blk[0])
-		for i := uint32(1); i <= cnt; i++ {
-			nb := atomic.LoadUint32(&blk[i])
-			if d := h.distQ(s, nb); d < epd {
+			if d < epd {
 				ep, epd, changed = nb, d, true
 			}
 		}
@@ -652,14 +644,11 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 		clear(s.qc[h.cstride-4:])
 		s.quant = true
 		epd = h.distQ(s, ep)
-		for l := topLevel; l > 0; l-- {
-			ep, epd = h.greedyQ(s, ep, epd, l)
-		}
 	} else {
 		epd = h.dist(s.q, ep)
-		for l := topLevel; l > 0; l-- {
-			ep, epd = h.greedy(s.q, ep, epd, l)
-		}
+	}
+	for l := topLevel; l > 0; l-- {
+		ep, epd = h.greedy(s.q, s, ep, epd, l)
 	}
 	s.ctx = ctx
 	s.layer(h, s.q, ep, epd, ef, 0, true, filter)
