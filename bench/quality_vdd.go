@@ -17,6 +17,7 @@ import (
 	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/eval"
 	"github.com/tidemark/tidemark/internal/evalengine"
+	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -446,13 +447,21 @@ func vddVectors(ctx context.Context, facts []vddFact, vecs *vddEmbeddings) (dv [
 				if !ok {
 					return nil, nil, fmt.Errorf("embeddings.json has no document %s_%s", f.ID, v)
 				}
-				dv[i] = append(dv[i], unit(d))
+				u, err := unitOf(d, f.ID+"_"+v)
+				if err != nil {
+					return nil, nil, err
+				}
+				dv[i] = append(dv[i], u)
 			}
 			qq, ok := vecs.Queries[f.ID]
 			if !ok {
 				return nil, nil, fmt.Errorf("embeddings.json has no query %s", f.ID)
 			}
-			qv = append(qv, unit(qq))
+			u, err := unitOf(qq, "query "+f.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			qv = append(qv, u)
 		}
 		return dv, qv, nil
 	}
@@ -482,20 +491,13 @@ func vddVectors(ctx context.Context, facts []vddFact, vecs *vddEmbeddings) (dv [
 	return dv, qv, nil
 }
 
-func unit(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
+// unitOf is v normalised, or an error naming a non-finite or zero vector.
+func unitOf(v []float32, name string) ([]float32, error) {
+	u := make([]float32, len(v))
+	if p, _ := unitvec.Normalize(v, u); p != unitvec.OK {
+		return nil, fmt.Errorf("embeddings.json: %s is not a finite, non-zero vector", name)
 	}
-	out := make([]float32, len(v))
-	if s == 0 {
-		return out
-	}
-	n := math.Sqrt(s)
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out
+	return u, nil
 }
 
 func dot(a, b []float32) float64 {
@@ -617,16 +619,16 @@ func vddProtocolSeed(ctx context.Context, facts []vddFact, dv [][][]float32, qv 
 				hits[m][2]++
 			}
 		}
+		anyYoung := false // the sliding window holds a document
+		for _, d := range docs[:next] {
+			if s-d.arrive < vddWindow {
+				anyYoung = true
+				break
+			}
+		}
 		for _, m := range vddStrategies {
 			best, bi := math.Inf(-1), -1
 			bestOwn, own := math.Inf(-1), -1
-			anyYoung := false
-			for _, d := range docs[:next] {
-				if s-d.arrive < vddWindow {
-					anyYoung = true
-					break
-				}
-			}
 			for j, d := range docs[:next] {
 				cos := dot(qv[fi], dv[d.fact][d.version])
 				age := float64(s - d.arrive)
