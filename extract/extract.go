@@ -17,6 +17,12 @@ type Fact struct {
 	Subject  string
 	Relation string
 	Object   string
+	// Rule names the rule that chose the value slot: "code" (a code
+	// value of the predicate), "apposition", "inversion", "name" (a name
+	// of the predicate), "placed" (a value inside a placing phrase) or
+	// "bare" (a bare-word complement). It is for explanations; it is not
+	// part of the key.
+	Rule string
 }
 
 // Limits beyond which a text is not one sentence stating one fact.
@@ -35,13 +41,30 @@ const (
 //
 // Key is a pure function, safe for concurrent use.
 func Key(text string) (Fact, bool) {
-	if len(text) > maxBytes {
+	s := parse(text)
+	if s == nil {
 		return Fact{}, false
+	}
+	if !s.statement() || !s.findVerb() {
+		return Fact{}, false
+	}
+	f, ok := s.key()
+	if !ok || s.manyValued() {
+		return Fact{}, false
+	}
+	return f, true
+}
+
+// parse tokenizes text into a sentence with its values, or returns nil
+// when it is too long or too short to be one statement.
+func parse(text string) *sentence {
+	if len(text) > maxBytes {
+		return nil
 	}
 	text = strings.ToValidUTF8(text, "\uFFFD")
 	toks := tokenize(text)
 	if len(toks) < 2 || len(toks) > maxTokens {
-		return Fact{}, false
+		return nil
 	}
 	s := &sentence{text: text, toks: toks, spans: findSpans(toks)}
 	s.spanOf = make([]int, len(toks))
@@ -53,10 +76,7 @@ func Key(text string) (Fact, bool) {
 			s.spanOf[k] = i
 		}
 	}
-	if !s.statement() || !s.findVerb() {
-		return Fact{}, false
-	}
-	return s.key()
+	return s
 }
 
 // sentence is one sentence being keyed.
@@ -70,6 +90,10 @@ type sentence struct {
 	// been").
 	mv      int
 	copular bool
+	// rule names the rule that chose the value (Fact.Rule); slot is the
+	// value's span.
+	rule string
+	slot span
 }
 
 // word reports whether toks[k] is an ordinary word outside every value.
@@ -297,25 +321,33 @@ func (s *sentence) key() (Fact, bool) {
 	case len(codeMain) > 1:
 		return Fact{}, false
 	case len(codeMain) == 1:
+		s.rule = "code"
 		return s.predicateKey(s.withSource(s.mergeName(codeMain[0], pred)))
 	case appo >= 0:
 		if len(nameMain) > 0 {
 			return Fact{}, false // "The module billing_core uses Stripe": which is the value?
 		}
 		sp := s.spans[appo]
+		s.rule = "apposition"
 		return s.build(s.keyWords(0, typeEnd, nil), s.keyWords(sp.j, n, nil), sp)
 	}
+	s.rule = "inversion"
 	if f, ok := s.inversion(pred); ok {
 		return f, true
 	}
-	for _, list := range [][]int{nameMain, codeCtx, nameCtx} {
+	for l, list := range [][]int{nameMain, codeCtx, nameCtx} {
 		if len(list) > 1 {
 			return Fact{}, false
 		}
 		if i, ok := one(list); ok {
+			s.rule = "name"
+			if l > 0 {
+				s.rule = "placed"
+			}
 			return s.predicateKey(s.spans[i])
 		}
 	}
+	s.rule = "bare"
 	return s.bareComplement(pred)
 }
 
@@ -573,7 +605,8 @@ func (s *sentence) build(subject, relation string, sp span) (Fact, bool) {
 	if subject == "" || relation == "" || pronounSubjects[subject] || temporal.NormalizeObject(obj) == "" {
 		return Fact{}, false
 	}
-	return Fact{Subject: subject, Relation: relation, Object: obj}, true
+	s.slot = sp
+	return Fact{Subject: subject, Relation: relation, Object: obj, Rule: s.rule}, true
 }
 
 // keyWords joins toks[from:to] into a normalised key part: the value slot
@@ -601,4 +634,38 @@ func (s *sentence) keyWords(from, to int, slot *span) string {
 		k++
 	}
 	return temporal.NormalizeKeyPart(strings.Join(b, " "))
+}
+
+// manyValued reports a key whose relation can hold several values at
+// once, so that another value is another fact, not a replacement: a verb
+// of manyVerbs whose value is not a quantity ("The clinic accepts Aetna
+// insurance"), class membership ("Alice is a nurse") and recurring days
+// ("The museum is closed on Mondays"). Such sentences get no key: a key
+// would make each new value retire the last (precision before recall).
+func (s *sentence) manyValued() bool {
+	return s.manyValuedSlot(s.slot.i, s.slot.j, s.slot.kind == kindNumber)
+}
+
+// manyValuedSlot is manyValued for the value in toks[i:j].
+func (s *sentence) manyValuedSlot(i, j int, quantity bool) bool {
+	for k := i; k < j; k++ {
+		if recurring[s.toks[k].lower] {
+			return true
+		}
+	}
+	if quantity {
+		return false
+	}
+	if s.mv >= 0 && !s.copular && manyVerbs[lastPart(s.toks[s.mv].lower)] {
+		return true
+	}
+	return s.copular && i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower]
+}
+
+// lastPart is a hyphenated word's last part ("bulk-loads" → "loads").
+func lastPart(w string) string {
+	if i := strings.LastIndexByte(w, '-'); i >= 0 {
+		return w[i+1:]
+	}
+	return w
 }

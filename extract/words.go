@@ -141,3 +141,25 @@ func thirdPerson(b string) string {
 	}
 	return b + "s"
 }
+
+var (
+	// manyVerbs relate a subject to many values at once ("The clinic
+	// accepts Aetna" does not retire "The clinic accepts Cigna"): a new
+	// value of such a verb is another fact unless it is a quantity.
+	manyVerbs = func() map[string]bool {
+		m := wordSet(`accept offer support sell include provide cover serve treat teach stock host feature
+			contain list allow speak carry integrate play visit attend like publish handle have hire employ
+			welcome enjoy collect produce grow manufacture distribute sponsor fund`)
+		for w := range m {
+			m[thirdPerson(w)] = true
+		}
+		return m
+	}()
+	// recurring days and periods name one of several occurrences ("open
+	// on Mondays", "closed on weekends"), not the single value of a fact.
+	recurring = wordSet(`mondays tuesdays wednesdays thursdays fridays saturdays sundays weekdays weekends
+		holidays mornings afternoons evenings nights`)
+	// indefinites before a complement make it a class the subject belongs
+	// to ("Alice is a nurse"), one of many.
+	indefinites = wordSet("a an another one some")
+)

@@ -1,0 +1,281 @@
+package extract
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Verdict is what [Compare] finds between two statements.
+type Verdict uint8
+
+const (
+	// Unrelated: different facts, or too little evidence to say more.
+	Unrelated Verdict = iota
+	// Conflict: the same statement with one short span changed after the
+	// main verb, where the span is not clearly the single value of a fact
+	// (a plain object, a negation): the two may contradict each other,
+	// but neither retires the other.
+	Conflict
+	// Update: the same single-valued fact restated with another value
+	// (MemStrata's marker-free update): the newer retires the older.
+	Update
+)
+
+var verdictNames = [...]string{"unrelated", "conflict", "update"}
+
+func (v Verdict) String() string {
+	if int(v) < len(verdictNames) {
+		return verdictNames[v]
+	}
+	return fmt.Sprintf("Verdict(%d)", uint8(v))
+}
+
+// Change is what Compare found.
+type Change struct {
+	Verdict Verdict
+	// Subject and Relation key the fact both statements state, normalised
+	// like Fact's: the words before the main verb, and the rest without
+	// the changed span. Old and New are the changed span of each, as
+	// spelt.
+	Subject, Relation string
+	Old, New          string
+	// Rule says why: "value" (a value-shaped span: a number, a name, a
+	// code value), "complement" (plain words completing a copula), for an
+	// Update; "plain" (plain words after another verb) or "negation" (one
+	// statement negates the other), for a Conflict.
+	Rule string
+}
+
+// maxChange is the most tokens a changed value may span.
+const maxChange = 5
+
+// Compare compares an older statement with a newer one, word by word.
+// They state one fact with two values (Update) when they are the same
+// plain statement except for one contiguous span after the main verb —
+// the subject and the verb are the same — and that span is, on both
+// sides, a value: a number with its unit, a date, a version, a code
+// value or a name, or the plain complement of a copula ("is enabled",
+// "is main"). Update is refused — precision before recall, since a
+// wrong update hides a true fact — when the span
+//
+//   - is a qualifier: it sits in a placing phrase ("for contractors", "in
+//     France") while the predicate holds another value ("Annual leave is
+//     25 days for contractors");
+//   - belongs to a relation that holds many values at once ("speaks
+//     French", "accepts Aetna", "is a nurse", "open on Mondays") and is
+//     not a quantity;
+//   - is longer than a few words, or either text is not one plain
+//     statement (a question, a negation, a hedge, two sentences).
+//
+// Two statements that differ by a negation after the verb, or by plain
+// words after a verb other than a copula, are a Conflict. Everything else
+// is Unrelated. Compare is a pure function, safe for concurrent use.
+func Compare(older, newer string) Change {
+	a, b := parse(older), parse(newer)
+	if a == nil || b == nil {
+		return Change{}
+	}
+	na, nb := len(a.toks), len(b.toks)
+	p := 0
+	for p < na && p < nb && sameTok(a, b, p, p) {
+		p++
+	}
+	suf := 0
+	for suf < na-p && suf < nb-p && sameTok(a, b, na-1-suf, nb-1-suf) {
+		suf++
+	}
+	ea, eb := na-suf, nb-suf
+	if ea == p && eb == p {
+		return Change{} // the same words
+	}
+	if ea == p || eb == p {
+		return negationConflict(a, b, p, ea, eb)
+	}
+	if !a.statement() || !b.statement() || !a.findVerb() || !b.findVerb() ||
+		a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
+		return Change{}
+	}
+	_, pred := a.verbGroup()
+	if _, pb := b.verbGroup(); pb != pred || pred > p {
+		return Change{} // the change is in the subject or the verb
+	}
+	// Grow the change to whole values: "Maria Lopez" → "Kenji Lopez"
+	// changes the name, not one word of it.
+	start := min(a.valueStart(p), b.valueStart(p))
+	suf = min(suf, na-a.valueEnd(ea), nb-b.valueEnd(eb))
+	ea, eb = na-suf, nb-suf
+	if start < pred || ea-start > maxChange || eb-start > maxChange {
+		return Change{}
+	}
+	ch := Change{Subject: a.keyWords(0, a.mv, nil), Relation: a.keyWords(a.mv, na, &span{i: start, j: ea}),
+		Old: a.textOf(start, ea), New: b.textOf(start, eb)}
+	if ch.Subject == "" || ch.Relation == "" || pronounSubjects[ch.Subject] ||
+		temporal.NormalizeObject(ch.Old) == temporal.NormalizeObject(ch.New) {
+		return Change{}
+	}
+	quantity := a.isQuantity(start, ea) && b.isQuantity(start, eb)
+	if a.manyValuedSlot(start, ea, quantity) || b.manyValuedSlot(start, eb, quantity) ||
+		a.qualifier(start, ea, pred) || b.qualifier(start, eb, pred) {
+		return Change{}
+	}
+	switch va, vb := a.valueShaped(start, ea), b.valueShaped(start, eb); {
+	case va && vb:
+		ch.Verdict, ch.Rule = Update, "value"
+	case a.complement(start, ea, pred) && b.complement(start, eb, pred):
+		ch.Verdict, ch.Rule = Update, "complement"
+	case a.plainObject(start, ea) && b.plainObject(start, eb):
+		ch.Verdict, ch.Rule = Conflict, "plain"
+	default:
+		return Change{}
+	}
+	return ch
+}
+
+// negationConflict handles two statements where one has words the other
+// lacks: a Conflict when those words are one negation after the main
+// verb of a plain statement ("The cache is enabled" / "The cache is not
+// enabled").
+func negationConflict(a, b *sentence, p, ea, eb int) Change {
+	pos, neg, end := a, b, eb
+	if eb == p {
+		pos, neg, end = b, a, ea
+	}
+	if end-p != 1 || !negations[neg.toks[p].lower] || !pos.statement() || !pos.findVerb() || pos.mv < 0 {
+		return Change{}
+	}
+	if _, pred := pos.verbGroup(); pred > p && !(pos.copular && p == pos.mv+1) {
+		return Change{}
+	}
+	subject := pos.keyWords(0, pos.mv, nil)
+	if subject == "" || pronounSubjects[subject] {
+		return Change{}
+	}
+	old, nw := "", neg.toks[p].core
+	if neg == a {
+		old, nw = nw, ""
+	}
+	return Change{Verdict: Conflict, Rule: "negation", Subject: subject,
+		Relation: pos.keyWords(pos.mv, len(pos.toks), nil), Old: old, New: nw}
+}
+
+// sameTok reports whether a.toks[i] and b.toks[j] are the same word with
+// the same punctuation (a sentence's final stop aside).
+func sameTok(a, b *sentence, i, j int) bool {
+	x, y := a.toks[i], b.toks[j]
+	tx, ty := x.trail, y.trail
+	if i == len(a.toks)-1 {
+		tx = strings.TrimRight(tx, ".!")
+	}
+	if j == len(b.toks)-1 {
+		ty = strings.TrimRight(ty, ".!")
+	}
+	return x.lower == y.lower && x.lead == y.lead && tx == ty
+}
+
+// valueStart and valueEnd widen a change to the value spans it cuts.
+func (s *sentence) valueStart(k int) int {
+	if k < len(s.toks) && s.spanOf[k] >= 0 {
+		return s.spans[s.spanOf[k]].i
+	}
+	return k
+}
+
+func (s *sentence) valueEnd(k int) int {
+	if k > 0 && s.spanOf[k-1] >= 0 {
+		return s.spans[s.spanOf[k-1]].j
+	}
+	return k
+}
+
+// textOf is the text of toks[i:j] without the punctuation around it.
+func (s *sentence) textOf(i, j int) string {
+	return strings.Join(strings.Fields(s.text[s.toks[i].start:s.toks[j-1].end]), " ")
+}
+
+// valueShaped reports a change made of values: every token in a value
+// span (a number, a date, a version, a code value, a name).
+func (s *sentence) valueShaped(i, j int) bool {
+	for k := i; k < j; k++ {
+		if s.word(k) && !(articles[s.toks[k].lower] && k == i) {
+			return false
+		}
+	}
+	return true
+}
+
+// isQuantity reports a change whose value is a number (with its unit).
+func (s *sentence) isQuantity(i, j int) bool {
+	for k := i; k < j; k++ {
+		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber {
+			return true
+		}
+	}
+	return false
+}
+
+// complement reports plain words that complete a copula right after it
+// ("is enabled", "is main", "is open to the public") and end the
+// sentence or a clause before a preposition.
+func (s *sentence) complement(i, j, pred int) bool {
+	if !s.copular {
+		return false
+	}
+	k := pred
+	for k < i && s.word(k) && articles[s.toks[k].lower] {
+		k++
+	}
+	if k != i || j-i > 3 {
+		return false
+	}
+	for k := i; k < j; k++ {
+		t := s.toks[k]
+		if !s.word(k) || t.cls != word || prepositions[t.lower] || conjunctions[t.lower] || !hasLetter(t.core) ||
+			k < j-1 && t.trail != "" {
+			return false
+		}
+	}
+	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
+}
+
+// plainObject reports plain words (no preposition, conjunction or
+// negation) in a change.
+func (s *sentence) plainObject(i, j int) bool {
+	if j-i > 3 {
+		return false
+	}
+	for k := i; k < j; k++ {
+		t := s.toks[k].lower
+		if prepositions[t] || conjunctions[t] || negations[t] {
+			return false
+		}
+	}
+	return i > 0 && !prepositions[s.toks[i-1].lower]
+}
+
+// qualifier reports a change inside a placing phrase ("for contractors",
+// "in France") when the predicate holds a value outside it: the phrase
+// then scopes the fact rather than stating its value. Plain words after
+// any preposition are a qualifier too ("on weekdays").
+func (s *sentence) qualifier(i, j, pred int) bool {
+	k := i - 1
+	for k >= pred && s.word(k) && articles[s.toks[k].lower] {
+		k--
+	}
+	if k < pred || !s.word(k) || !prepositions[s.toks[k].lower] {
+		return false
+	}
+	if !s.valueShaped(i, j) {
+		return true
+	}
+	if !contextPreps[s.toks[k].lower] {
+		return false
+	}
+	for _, sp := range s.spans {
+		if sp.i >= pred && (sp.j <= i || sp.i >= j) {
+			return true
+		}
+	}
+	return false
+}
