@@ -40,6 +40,7 @@ type Collection struct {
 	batch   *kernels.Batch // one column row per belief
 	byID    map[string]int // every id written (aliases too) → its row
 	byText  map[string][]int
+	byLead  map[string][]int           // keyable rows by leadWords, for update candidates
 	byKey   map[temporal.FactKey][]int // fact chain, oldest first
 	byDoc   map[docChunk][]int         // document version chain, lowest first
 	pending map[string][]int           // depends_on targets not written yet → rows naming them
@@ -108,7 +109,10 @@ type row struct {
 	// contradicting.
 	penalty             float64
 	review, contradicts []int
-	kgroup              uint32 // decay group in the column store
+	// contradictedBy lists the memories whose topic conflict with this one
+	// cost it confidence (RuleContradicted).
+	contradictedBy []int
+	kgroup         uint32 // decay group in the column store
 }
 
 // days converts t to days since the Unix epoch; the zero time is open.
@@ -163,6 +167,7 @@ func (c *Collection) newIndex() (*index.HNSW, error) {
 
 func (c *Collection) resetMaps() {
 	c.byID, c.byText, c.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
+	c.byLead = map[string][]int{}
 	c.byDoc, c.pending, c.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
 	c.aliasHash = map[string][sha256.Size]byte{}
 	c.feedback = map[fbKey]fbState{}
@@ -310,7 +315,8 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 func (m *Memory) clearEngineFields() {
 	m.Beliefs, m.Status, m.Visible = nil, 0, false
 	m.SupersededBy, m.Supersedes, m.Aliases = "", nil, nil
-	m.Contradicts, m.Review, m.Penalty = nil, nil, 0
+	m.Contradicts, m.Review, m.Penalty, m.ContradictedBy = nil, nil, 0, nil
+	m.KeyRule, m.KeyFrom, m.keyFromObject = "", "", ""
 }
 
 // checkVector checks a vector's length and values.
@@ -337,14 +343,19 @@ func checkVector(v []float32, dim int, what string) error {
 
 // contentHash is the hash of a memory's caller fields, which decides
 // whether a repeated id is a retry.
+//
+// It hashes the caller's view (Memory.callerView): a retry hashes alike
+// whatever key the engine derives for it this time.
 func contentHash(m *Memory) [sha256.Size]byte {
 	var w wire.Writer
-	m.encode(&w)
+	v := m.callerView()
+	v.encodeCaller(&w)
 	return sha256.Sum256(w.B)
 }
 
 // precheck refuses a batch whose ids exist with other content, before
-// anything is logged. (Apply checks again, in log order.)
+// anything is logged (apply checks again, in log order), and derives the
+// batch's fact keys (keys.go).
 func (c *Collection) precheck(ms []Memory) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -356,6 +367,7 @@ func (c *Collection) precheck(ms []Memory) error {
 			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
 		}
 	}
+	c.deriveKeys(ms)
 	return nil
 }
 

@@ -49,15 +49,22 @@ const (
 	// very similar to (SmartVector §6.2, semantic depends_on).
 	RuleSimilar
 	// RuleTopicConflict: two memories about one topic (similar
-	// embeddings, mostly the same words) that differ in a number or a
-	// negation are flagged as contradicting each other; the majority of
-	// recency, authority and feedback ratio names the one to prefer
-	// (SmartVector §6.1).
+	// embeddings) whose texts are one statement with one span changed
+	// after the verb (extract.Compare: an update the write path did not
+	// apply, or a conflict — a plain object or a negation changed) are
+	// flagged as contradicting each other; the majority of recency,
+	// authority and feedback ratio names the one to prefer (SmartVector
+	// §6.1), and the other is penalised (RuleContradicted).
 	RuleTopicConflict
+	// RuleContradicted: the side of a topic conflict that lost the vote
+	// loses ConsolidateOptions.ConflictPenalty of its base confidence, so
+	// the contradiction counts in ranking (Memory.Penalty,
+	// Memory.ContradictedBy).
+	RuleContradicted
 	numRules
 )
 
-var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict"}
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -109,6 +116,9 @@ type ConsolidationReport struct {
 	// added (lineage and similarity).
 	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
 	Merged, Dependencies                                             int
+	// Contradicted counts the memories penalised for losing a topic
+	// conflict's vote.
+	Contradicted int
 	// Orphans lists superseded memories that no current memory reaches
 	// through version links (All-Mem's no-orphan invariant); empty unless
 	// something is broken.
@@ -118,6 +128,11 @@ type ConsolidationReport struct {
 	Truncated bool
 	Duration  time.Duration
 }
+
+// DefaultConflictPenalty is the base confidence the loser of a topic
+// conflict loses: half of it, so that with equal evidence the memory the
+// vote prefers outranks it.
+const DefaultConflictPenalty = 0.5
 
 // ConsolidateOptions bound one run. A nil pointer means the defaults.
 type ConsolidateOptions struct {
@@ -137,11 +152,14 @@ type ConsolidateOptions struct {
 	// MergeSim with at least MergeWords of the words shared (Jaccard) is a
 	// near-exact duplicate (defaults 0.97, 0.9); at least DependSim a
 	// semantic dependency (default 0.85); at least ConflictSim with at
-	// least half the words shared and a number or negation differing a
-	// topic conflict (default 0.8).
+	// least ConflictSim with texts that extract.Compare finds to be one
+	// statement with one span changed a topic conflict (default 0.8),
+	// whose loser loses ConflictPenalty of its base confidence (default
+	// DefaultConflictPenalty; negative: none).
 	Neighbors              int
 	MergeSim, MergeWords   float64
 	DependSim, ConflictSim float64
+	ConflictPenalty        float64
 	// MaxNew bounds how many new memories one run promotes and relates
 	// (default 50000); the rest wait for the next run.
 	MaxNew int
@@ -167,6 +185,10 @@ func (o *ConsolidateOptions) relDefaults() {
 	if o.ConflictSim == 0 {
 		o.ConflictSim = 0.8
 	}
+	if o.ConflictPenalty == 0 {
+		o.ConflictPenalty = DefaultConflictPenalty
+	}
+	o.ConflictPenalty = min(max(o.ConflictPenalty, 0), 1)
 	if o.MaxNew == 0 {
 		o.MaxNew = 50000
 	}
@@ -284,6 +306,8 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 			rep.Expired++
 		case RuleSameKey, RuleTopicConflict:
 			rep.Contradictions++
+		case RuleContradicted:
+			rep.Contradicted++
 		case RuleRipple:
 			rep.Ripples++
 		case RuleMerge:
@@ -418,6 +442,7 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 	}
 	var leave []int
 	at := fromDays(tx)
+	linked := map[[2]int]bool{} // pairs this record's topic conflicts linked
 	for _, e := range edits {
 		if !e.valid(len(c.rows)) {
 			continue // cannot happen for a record this build wrote
@@ -485,6 +510,17 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 			r.contradicts = append(r.contradicts, e.other)
 			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
 			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
+			linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] = true
+		case RuleContradicted:
+			// Only for a pair this record linked: a replayed or repeated
+			// conflict costs nothing twice.
+			a.Other, a.Penalty, a.Reason = c.rows[e.other].mem.ID, e.value, "CONTRADICTED"
+			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(r.contradictedBy, e.other) {
+				continue
+			}
+			r.contradictedBy = append(r.contradictedBy, e.other)
+			r.penalty += e.value
+			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 		}
 		c.syncCounters(e.row)
 		c.audit = append(c.audit, a)
@@ -520,8 +556,8 @@ func (e *edit) valid(n int) bool {
 		return e.other >= 0 && e.other <= int(temporal.Archived) && e.value >= 0 && e.value <= float64(temporal.Archived) && e.value == math.Trunc(e.value)
 	case RuleExpired:
 		return true
-	case RuleRipple:
-		return e.other >= 0 && e.other < n && e.value >= 0 && e.value <= 1
+	case RuleRipple, RuleContradicted:
+		return e.other >= 0 && e.other < n && e.other != e.row && e.value >= 0 && e.value <= 1
 	default:
 		return e.other >= 0 && e.other < n && e.other != e.row && !math.IsNaN(e.value)
 	}

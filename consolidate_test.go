@@ -231,7 +231,7 @@ func TestConsolidateRelationships(t *testing.T) {
 	clock := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	db := openTest(t, t.TempDir(), &Options{Clock: func() time.Time { return clock }})
 	defer db.Close()
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, Keys: KeysExplicit}) // consolidation, not ingest, relates them
 	v := func(xs ...float32) []float32 { return append(xs, make([]float32, 8-len(xs))...) }
 	day := func(d int) time.Time { return time.Date(2026, 1, d, 0, 0, 0, 0, time.UTC) }
 	if _, err := c.Put(ctx, []Memory{

@@ -18,7 +18,7 @@ func TestAssembleContextConflict(t *testing.T) {
 	clock := time.Date(2026, 4, 20, 0, 0, 0, 0, time.UTC)
 	db := openTest(t, t.TempDir(), &Options{Clock: func() time.Time { return clock }})
 	defer db.Close()
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, Method: temporal.MethodSmartVector})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, Method: temporal.MethodSmartVector, Keys: KeysExplicit})
 	if _, err := c.Put(ctx, []Memory{
 		{ID: "wiki-sky", Text: "Section 1: The sky-color calibration uses a yellow baseline for atmospheric modelling.", Vector: []float32{1, 0.3, 0, 0},
 			Source: temporal.SourceWiki, DocID: "sky-wiki", Version: 2, Created: time.Date(2026, 4, 17, 0, 0, 0, 0, time.UTC),

@@ -648,7 +648,11 @@ type record struct {
 	seeds              []int
 }
 
-const recordVersion = 1
+// recordVersion is the log record format: 2 adds the derived fact key of
+// a memory (Memory.KeyRule, KeyFrom) and a collection's key policy and
+// remote embedder. Version 1 records are still read: their collections
+// key explicitly and their "hashing" embedder is "hashing-words".
+const recordVersion = 2
 
 func (r *record) encode() []byte {
 	var w wire.Writer
@@ -689,8 +693,9 @@ func (r *record) encode() []byte {
 
 func decodeRecord(b []byte) (*record, error) {
 	rd := wire.NewReader(b)
-	if v := rd.Byte(); v != recordVersion && rd.Err() == nil {
-		return nil, fmt.Errorf("record version %d, this build reads %d", v, recordVersion)
+	v := rd.Byte()
+	if (v < 1 || v > recordVersion) && rd.Err() == nil {
+		return nil, fmt.Errorf("record version %d, this build reads 1…%d", v, recordVersion)
 	}
 	r := &record{typ: recType(rd.Byte())}
 	r.coll = rd.String(MaxIDBytes)
@@ -698,13 +703,13 @@ func decodeRecord(b []byte) (*record, error) {
 	r.tx = rd.Time()
 	switch r.typ {
 	case recCreate:
-		r.opts = decodeCollOpts(rd)
+		r.opts = decodeCollOpts(rd, v)
 	case recDrop:
 	case recPut, recPutDoc:
 		n := rd.Count(1<<30, 8)
 		r.mems = make([]Memory, 0, n)
 		for range n {
-			r.mems = append(r.mems, decodeMemory(rd))
+			r.mems = append(r.mems, decodeMemory(rd, v))
 		}
 		if r.typ == recPutDoc {
 			r.replaced = decodeReplaced(rd)
@@ -742,9 +747,14 @@ func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
 		w.Uvarint(uint64(x))
 	}
 	w.Bool(o.StaticDecay)
+	w.Byte(byte(o.Keys))
+	w.String(o.Remote.BaseURL)
+	w.String(o.Remote.Model)
+	w.String(o.Remote.APIKeyEnv)
 }
 
-func decodeCollOpts(r *wire.Reader) CollectionOptions {
+// decodeCollOpts reads what encodeCollOpts wrote in format version v.
+func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 	var o CollectionOptions
 	o.Dim = r.Count(MaxDim, 0)
 	o.Method = temporal.Method(r.Byte())
@@ -755,6 +765,17 @@ func decodeCollOpts(r *wire.Reader) CollectionOptions {
 		*p = r.Count(1<<30, 0)
 	}
 	o.StaticDecay = r.Bool()
+	if v >= 2 {
+		o.Keys = KeyPolicy(r.Byte())
+		o.Remote.BaseURL = r.String(2048)
+		o.Remote.Model = r.String(256)
+		o.Remote.APIKeyEnv = r.String(256)
+	} else {
+		o.Keys = KeysExplicit
+		if o.Embedder == "hashing" {
+			o.Embedder = "hashing-words"
+		}
+	}
 	if r.Err() == nil {
 		if err := o.Validate(); err != nil {
 			r.Fail(err)

@@ -73,6 +73,27 @@ type Memory struct {
 	// against; Penalty the base confidence the ripples took.
 	Contradicts, Review []string
 	Penalty             float64
+	// ContradictedBy lists the memories a topic conflict preferred over
+	// this one; each took ConsolidateOptions.ConflictPenalty of its base
+	// confidence (part of Penalty).
+	ContradictedBy []string
+
+	// KeyRule says where the fact key (Subject, Relation, Object) came
+	// from when the caller gave none: "extract/RULE" — the rule-based
+	// extractor (package extract) keyed the text at ingest, RULE being
+	// extract.Fact.Rule; "update/RULE" — the text repeats the statement of
+	// the memory KeyFrom with one value changed (extract.Compare), so it
+	// took that memory's key; "adopted" — this memory's key was extracted
+	// or missing, and a later memory (KeyFrom) restating it with another
+	// value gave it its key. Empty for a key the caller gave, and for no
+	// key. An explicit key always wins over an extracted one.
+	KeyRule string
+	// KeyFrom is the memory whose statement this one's key is shared with
+	// (see KeyRule), or "".
+	KeyFrom string
+	// keyFromObject is, on a memory that gives KeyFrom its key, the value
+	// KeyFrom states (logged, so replay needs no text analysis).
+	keyFromObject string
 }
 
 // Belief is one bi-temporal belief about a memory: its valid window, as
@@ -199,8 +220,30 @@ func (m *Memory) validate(maxText int) error {
 	return nil
 }
 
-// encode writes the caller's fields (not the engine's).
+// encode writes the caller's fields and the key the engine derived at
+// Put (version 2 of the log and snapshot formats; version 1 had no
+// derived key).
 func (m *Memory) encode(w *wire.Writer) {
+	m.encodeCaller(w)
+	w.String(m.KeyRule)
+	w.String(m.KeyFrom)
+	w.String(m.keyFromObject)
+}
+
+// callerView is the memory as its caller gave it: without the key the
+// engine derived at Put.
+func (m *Memory) callerView() Memory {
+	v := *m
+	if v.KeyRule != "" {
+		v.Subject, v.Relation, v.Object = "", "", ""
+	}
+	v.KeyRule, v.KeyFrom, v.keyFromObject = "", "", ""
+	return v
+}
+
+// encodeCaller writes the caller's fields (not the engine's): the whole
+// memory of format version 1.
+func (m *Memory) encodeCaller(w *wire.Writer) {
 	w.String(m.ID)
 	w.String(m.Text)
 	w.Float32s(m.Vector)
@@ -228,8 +271,8 @@ func (m *Memory) encode(w *wire.Writer) {
 	w.Time(m.Created)
 }
 
-// decodeMemory reads what encode wrote; maxText bounds the text.
-func decodeMemory(r *wire.Reader) Memory {
+// decodeMemory reads what encode wrote in format version v.
+func decodeMemory(r *wire.Reader, v byte) Memory {
 	var m Memory
 	m.ID = r.String(MaxIDBytes)
 	m.Text = r.String(math.MaxInt32)
@@ -258,5 +301,10 @@ func decodeMemory(r *wire.Reader) Memory {
 	m.ValidTo = r.Time()
 	m.RecordedAt = r.Time()
 	m.Created = r.Time()
+	if v >= 2 {
+		m.KeyRule = r.String(MaxKeyBytes)
+		m.KeyFrom = r.String(MaxIDBytes)
+		m.keyFromObject = r.String(MaxKeyBytes)
+	}
 	return m
 }

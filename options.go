@@ -3,6 +3,9 @@ package tidemark
 import (
 	"fmt"
 	"math"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tidemark/tidemark/index"
@@ -125,9 +128,23 @@ type CollectionOptions struct {
 	// collection's creation time, cut to the UTC day).
 	Epoch time.Time
 	// Embedder names the embedder for memories and queries given as text
-	// without a vector: "" (none: vectors are required) or "hashing"
-	// (embed.Hashing at Dim, unfitted, deterministic).
+	// without a vector: "" (none: vectors are required), "hashing" (the
+	// offline default: embed.Hashing at Dim with word and character
+	// n-gram features, deterministic, no network), "hashing-words"
+	// (embed.Hashing with word features alone — what "hashing" was for
+	// collections created before format version 2), "openai" (an
+	// OpenAI-compatible POST {base}/embeddings: OpenAI, Ollama's /v1,
+	// vLLM, Hugging Face TEI, llama.cpp's server, LM Studio) or "ollama"
+	// (Ollama's native /api/embed). The last two need Remote.
 	Embedder string
+	// Remote configures the "openai" and "ollama" embedders; it is stored
+	// with the collection (the API key's variable name, never the key).
+	Remote RemoteEmbedder
+	// Keys says where fact keys come from (default KeysAuto: memories
+	// with text and no key are keyed at ingest, and a marker-free update
+	// of a current memory takes its key; KeysExplicit: only the keys
+	// callers give).
+	Keys KeyPolicy
 	// ExactThreshold is the number of memories on the visible surface up
 	// to which a search scans every memory with the fused stage instead of
 	// asking the HNSW index (default 10000).
@@ -178,8 +195,10 @@ func (o *CollectionOptions) Validate() error {
 		return fmt.Errorf("%w: CollectionOptions.Method = %d", ErrOptions, o.Method)
 	case !(o.HalfLife >= 0) || math.IsInf(o.HalfLife, 0):
 		return fmt.Errorf("%w: CollectionOptions.HalfLife = %v, want a finite number ≥ 0", ErrOptions, o.HalfLife)
-	case o.Embedder != "" && o.Embedder != "hashing":
-		return fmt.Errorf("%w: CollectionOptions.Embedder = %q, want \"\" or \"hashing\"", ErrOptions, o.Embedder)
+	case !slices.Contains(embedders, o.Embedder):
+		return fmt.Errorf("%w: CollectionOptions.Embedder = %q, want one of %q", ErrOptions, o.Embedder, embedders)
+	case o.Keys > KeysExplicit:
+		return fmt.Errorf("%w: CollectionOptions.Keys = %d", ErrOptions, o.Keys)
 	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0,
 		o.FeedbackPerDay < 0, o.FeedbackPerSource < 0:
 		return fmt.Errorf("%w: CollectionOptions has a negative count", ErrOptions)
@@ -188,6 +207,9 @@ func (o *CollectionOptions) Validate() error {
 	case o.ExpandHops > 64, o.ExpandBudget > 1<<20, o.Overfetch > 1<<10, o.ExactThreshold > 1<<31,
 		o.FeedbackPerDay > 1<<30, o.FeedbackPerSource > 1<<30:
 		return fmt.Errorf("%w: CollectionOptions has a count past its limit (ExpandHops ≤ 64, ExpandBudget ≤ 2^20, Overfetch ≤ 1024)", ErrOptions)
+	}
+	if err := o.Remote.validate(o.Embedder); err != nil {
+		return err
 	}
 	// The HNSW parameters, as the index checks them (M, EfConstruction, Ef).
 	io := index.Options{Dim: o.Dim, M: o.M, EfConstruction: o.EfConstruction, Ef: o.Ef}
@@ -233,4 +255,85 @@ func (o CollectionOptions) withDefaults(now time.Time) CollectionOptions {
 		o.FeedbackPerSource = DefaultFeedbackPerSource
 	}
 	return o
+}
+
+// embedders are the names CollectionOptions.Embedder takes.
+var embedders = []string{"", "hashing", "hashing-words", "openai", "ollama"}
+
+// RemoteEmbedder configures an embedding endpoint (CollectionOptions.Remote).
+type RemoteEmbedder struct {
+	// BaseURL is the endpoint's base, http or https (required): e.g.
+	// "https://api.openai.com/v1", "http://localhost:11434/v1" for
+	// Ollama's OpenAI-compatible API, "http://localhost:11434" for its
+	// native one.
+	BaseURL string
+	// Model is the model name (required).
+	Model string
+	// APIKeyEnv is the name of the environment variable that holds the
+	// bearer key, read at each request ("" for none). The key itself is
+	// never stored, logged or put in an error.
+	APIKeyEnv string
+}
+
+func (r RemoteEmbedder) validate(embedder string) error {
+	remote := embedder == "openai" || embedder == "ollama"
+	if !remote {
+		if r != (RemoteEmbedder{}) {
+			return fmt.Errorf("%w: CollectionOptions.Remote is set but Embedder is %q, not \"openai\" or \"ollama\"", ErrOptions, embedder)
+		}
+		return nil
+	}
+	u, err := url.Parse(r.BaseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL = %q, want an http or https URL", ErrOptions, r.BaseURL)
+	case u.User != nil || u.RawQuery != "":
+		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL must hold no credentials or query (use APIKeyEnv)", ErrOptions)
+	case r.Model == "" || len(r.Model) > 256:
+		return fmt.Errorf("%w: CollectionOptions.Remote.Model is required (at most 256 bytes)", ErrOptions)
+	case len(r.BaseURL) > 2048:
+		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL is longer than 2048 bytes", ErrOptions)
+	case len(r.APIKeyEnv) > 256 || strings.ContainsAny(r.APIKeyEnv, "= \t\n\x00"):
+		return fmt.Errorf("%w: CollectionOptions.Remote.APIKeyEnv = %q is not an environment variable name", ErrOptions, r.APIKeyEnv)
+	}
+	return nil
+}
+
+// KeyPolicy says where a collection's fact keys come from.
+type KeyPolicy uint8
+
+const (
+	// KeysAuto is the default: a memory with text, no key, no document
+	// and a kind other than Event is keyed at ingest by the rule-based
+	// extractor (extract.Key); a memory whose text repeats a current
+	// memory's statement with one value changed after the verb
+	// (extract.Compare's Update) shares that memory's key, so the newer
+	// supersedes the older by temporal.Resolve's order. A key the caller
+	// gives always wins, and overrides an extracted one.
+	KeysAuto KeyPolicy = iota
+	// KeysExplicit keys only what callers key (the behaviour of
+	// collections created before format version 2).
+	KeysExplicit
+)
+
+var keyPolicyNames = [...]string{"auto", "explicit"}
+
+func (k KeyPolicy) String() string {
+	if int(k) < len(keyPolicyNames) {
+		return keyPolicyNames[k]
+	}
+	return fmt.Sprintf("KeyPolicy(%d)", uint8(k))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (k KeyPolicy) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler ("auto", "explicit").
+func (k *KeyPolicy) UnmarshalText(b []byte) error {
+	i := slices.Index(keyPolicyNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("%w: key policy %q, want auto or explicit", ErrInvalid, b)
+	}
+	*k = KeyPolicy(i)
+	return nil
 }

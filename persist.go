@@ -32,7 +32,9 @@ import (
 // derived data: Open checks them against the ledger and rebuilds them
 // when they disagree.
 
-const snapshotVersion = 1
+// snapshotVersion is the snapshot format; 2 stores memories and options
+// as record version 2 does. Version 1 snapshots are still read.
+const snapshotVersion = 2
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
@@ -130,7 +132,7 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 			f.B = append(f.B, h[:]...)
 		}
 		f.Float64(r.penalty)
-		for _, l := range [][]int{r.review, r.contradicts} {
+		for _, l := range [][]int{r.review, r.contradicts, r.contradictedBy} {
 			f.Uvarint(uint64(len(l)))
 			for _, o := range l {
 				f.Uvarint(uint64(o))
@@ -226,8 +228,8 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 func (db *DB) readState(in io.Reader) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	v, err := binary.ReadUvarint(r)
-	if err != nil || v != snapshotVersion {
-		return fmt.Errorf("%w: snapshot format %d (err %v), this build reads %d", ErrCorrupt, v, err, snapshotVersion)
+	if err != nil || v < 1 || v > snapshotVersion {
+		return fmt.Errorf("%w: snapshot format %d (err %v), this build reads 1…%d", ErrCorrupt, v, err, snapshotVersion)
 	}
 	var b8 [8]byte
 	if _, err := io.ReadFull(r, b8[:]); err != nil {
@@ -239,7 +241,7 @@ func (db *DB) readState(in io.Reader) error {
 		return fmt.Errorf("%w: snapshot collection count", ErrCorrupt)
 	}
 	for range n {
-		c, rebuilt, err := db.readCollection(r)
+		c, rebuilt, err := db.readCollection(r, byte(v))
 		if err != nil {
 			return err
 		}
@@ -257,7 +259,7 @@ func (db *DB) readState(in io.Reader) error {
 	return nil
 }
 
-func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err error) {
+func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bool, err error) {
 	buf, err := readFrame(r, nil)
 	if err != nil {
 		return nil, false, err
@@ -265,7 +267,7 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 	fr := wire.NewReader(buf)
 	name := fr.String(MaxIDBytes)
 	inc := fr.Uvarint()
-	opts := decodeCollOpts(fr)
+	opts := decodeCollOpts(fr, v)
 	lastTx := fr.Float64()
 	nrows := fr.Count(1<<40, 0)
 	if fr.Err() != nil {
@@ -285,7 +287,7 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 		}
 		fr := wire.NewReader(buf)
 		var rw row
-		rw.mem = decodeMemory(fr)
+		rw.mem = decodeMemory(fr, v)
 		vec := fr.Float32s(MaxDim, nil)
 		copy(rw.hash[:], fr.Bytes0(sha256.Size))
 		for _, p := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
@@ -310,7 +312,11 @@ func (db *DB) readCollection(r *bufio.Reader) (c *Collection, rebuilt bool, err 
 			c.aliasHash[a] = h
 		}
 		rw.penalty = fr.Float64()
-		for _, l := range []*[]int{&rw.review, &rw.contradicts} {
+		lists := []*[]int{&rw.review, &rw.contradicts, &rw.contradictedBy}
+		if v < 2 {
+			lists = lists[:2]
+		}
+		for _, l := range lists {
 			for range fr.Count(1<<30, 1) {
 				*l = append(*l, int(fr.Int64Max(int64(nrows)-1)))
 			}
@@ -442,6 +448,7 @@ func (c *Collection) rebuildMaps() error {
 		if r.normText != "" {
 			c.byText[r.normText] = append(c.byText[r.normText], j)
 		}
+		c.indexLead(j)
 		if !r.visible {
 			c.offSurface(j)
 		}

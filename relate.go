@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tidemark/tidemark/extract"
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
@@ -131,12 +132,22 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 			break
 		}
 		if sim >= o.ConflictSim && (k > j || ok.status != temporal.Unconsolidated) && !slices.Contains(r.contradicts, k) &&
-			(r.key.IsZero() || r.key != ok.key) && topicConflict(r.normText, ok.normText) {
-			v := 0.0
+			(r.key.IsZero() || r.key != ok.key) {
+			first, second := r, ok
+			if older {
+				first, second = ok, r
+			}
+			if extract.Compare(first.mem.Text, second.mem.Text).Verdict == extract.Unrelated {
+				continue
+			}
+			v, winner, loser := 0.0, k, j
 			if c.prefer(j, k) {
-				v = 1
+				v, winner, loser = 1, j, k
 			}
 			edits = append(edits, edit{rule: RuleTopicConflict, row: j, other: k, value: v})
+			if o.ConflictPenalty > 0 {
+				edits = append(edits, edit{rule: RuleContradicted, row: loser, other: winner, value: o.ConflictPenalty})
+			}
 		}
 	}
 	return edits
@@ -206,29 +217,6 @@ func jaccard(a, b map[string]bool) float64 {
 		}
 	}
 	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
-var negations = map[string]bool{"not": true, "no": true, "never": true, "none": true, "cannot": true, "without": true, "isn": true, "aren": true, "doesn": true, "don": true, "won": true}
-
-// topicConflict: two texts that share at least half their words but
-// differ in a number or in a negation — the same topic, divergent content.
-func topicConflict(a, b string) bool {
-	wa, wb := words(a), words(b)
-	if j := jaccard(wa, wb); j < 0.5 || j == 1 {
-		return false
-	}
-	diff := func(x, y map[string]bool) bool {
-		for w := range x {
-			if y[w] {
-				continue
-			}
-			if negations[w] || strings.ContainsFunc(w, unicode.IsDigit) {
-				return true
-			}
-		}
-		return false
-	}
-	return diff(wa, wb) || diff(wb, wa)
 }
 
 // merge folds row m into row into: m's belief is retired at tx, it leaves

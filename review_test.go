@@ -19,7 +19,7 @@ func TestAuditLongIDsSurviveSnapshot(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, Keys: KeysExplicit})
 	a, b := strings.Repeat("a", 300), strings.Repeat("b", 300)
 	if _, err := c.Put(ctx, []Memory{
 		{ID: a, Text: "The API rate limit is 100 requests per minute.", Vector: []float32{1, 0.1, 0, 0}},

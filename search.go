@@ -590,6 +590,9 @@ func (c *Collection) memory(j int) Memory {
 	for _, o := range r.review {
 		m.Review = append(m.Review, c.rows[o].mem.ID)
 	}
+	for _, o := range r.contradictedBy {
+		m.ContradictedBy = append(m.ContradictedBy, c.rows[o].mem.ID)
+	}
 	m.Penalty = r.penalty
 	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)
 	return m

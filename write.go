@@ -176,8 +176,12 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 		}
 	}
 	// Fact key: the memory's place in its chain (temporal.Resolve's order);
-	// the same object as its predecessor is a restatement.
+	// the same object as its predecessor is a restatement. A memory that
+	// restates a current one with another value first gives it its key.
 	idx := len(c.rows)
+	if m.KeyFrom != "" {
+		c.adopt(m, touched)
+	}
 	var keyPos int
 	if !r.key.IsZero() {
 		chain := c.byKey[r.key]
@@ -218,6 +222,7 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 	if r.normText != "" {
 		c.byText[r.normText] = append(c.byText[r.normText], idx)
 	}
+	c.indexLead(idx)
 	var closed []int
 	if !r.key.IsZero() {
 		c.byKey[r.key] = c.link(c.byKey[r.key], keyPos, idx, touched, &closed)
@@ -353,6 +358,15 @@ func (c *Collection) reinforce(j int, m *Memory, h [32]byte) PutResult {
 		}
 	}
 	return PutResult{ID: m.ID, Outcome: Reinforced, Into: r.mem.ID}
+}
+
+// indexLead adds row j to the update candidates when it can be one.
+func (c *Collection) indexLead(j int) {
+	if m := &c.rows[j].mem; keyable(m) {
+		if l := leadWords(m.Text); l != "" {
+			c.byLead[l] = append(c.byLead[l], j)
+		}
+	}
 }
 
 // addDep records that row a depends on row b.

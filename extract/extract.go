@@ -656,10 +656,23 @@ func (s *sentence) manyValuedSlot(i, j int, quantity bool) bool {
 	if quantity {
 		return false
 	}
-	if s.mv >= 0 && !s.copular && manyVerbs[lastPart(s.toks[s.mv].lower)] {
+	if s.copular && i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower] {
 		return true
 	}
-	return s.copular && i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower]
+	if !s.copular {
+		// The main verb, or with none found any word before the value
+		// ("Dr Okafor speaks French": "speaks" is not in the verb list).
+		from := 0
+		if s.mv >= 0 {
+			from, i = s.mv, s.mv+1
+		}
+		for k := from; k < i; k++ {
+			if s.word(k) && manyVerbs[lastPart(s.toks[k].lower)] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // lastPart is a hyphenated word's last part ("bulk-loads" → "loads").
