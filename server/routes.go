@@ -38,6 +38,14 @@ type MemoryJSON struct {
 	SupersededBy string           `json:"superseded_by,omitempty"`
 	Supersedes   []string         `json:"supersedes,omitempty"`
 	Contradicts  []string         `json:"contradicts,omitempty"`
+	// KeyRule and KeyFrom say where a derived fact key came from
+	// (tidemark.Memory.KeyRule); Penalty is the base confidence taken by
+	// ripples and lost contradictions, ContradictedBy the memories that
+	// won them.
+	KeyRule        string   `json:"key_rule,omitempty"`
+	KeyFrom        string   `json:"key_from,omitempty"`
+	Penalty        float64  `json:"penalty,omitempty"`
+	ContradictedBy []string `json:"contradicted_by,omitempty"`
 }
 
 func tp(t time.Time) *time.Time {
@@ -67,17 +75,41 @@ func memoryJSON(m tidemark.Memory) MemoryJSON {
 		DocID: m.DocID, Version: m.Version, Chunk: m.Chunk, Subject: m.Subject, Relation: m.Relation, Object: m.Object,
 		DependsOn: m.DependsOn, Access: m.Access, Positive: m.Positive, Negative: m.Negative,
 		ValidFrom: tp(m.ValidFrom), ValidTo: tp(m.ValidTo), RecordedAt: tp(m.RecordedAt), Created: tp(m.Created),
-		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts}
+		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts,
+		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, Penalty: m.Penalty, ContradictedBy: m.ContradictedBy}
 }
 
 // CollectionJSON describes a collection.
 type CollectionJSON struct {
-	Name     string `json:"name"`
+	Name     string              `json:"name"`
+	Dim      int                 `json:"dim"`
+	Method   string              `json:"method,omitempty"`
+	Embedder string              `json:"embedder,omitempty"`
+	Remote   *RemoteEmbedderJSON `json:"remote,omitempty"`
+	Keys     tidemark.KeyPolicy  `json:"keys"`
+	Stored   int                 `json:"stored"`
+	Visible  int                 `json:"visible"`
+}
+
+// CreateCollectionJSON creates a collection.
+type CreateCollectionJSON struct {
 	Dim      int    `json:"dim"`
 	Method   string `json:"method,omitempty"`
 	Embedder string `json:"embedder,omitempty"`
-	Stored   int    `json:"stored"`
-	Visible  int    `json:"visible"`
+	// Remote configures the "openai" and "ollama" embedders.
+	Remote   *RemoteEmbedderJSON `json:"remote,omitempty"`
+	HalfLife float64             `json:"half_life,omitempty"`
+	// Keys is "auto" (the default: keys extracted from text at ingest)
+	// or "explicit".
+	Keys tidemark.KeyPolicy `json:"keys,omitzero"`
+}
+
+// RemoteEmbedderJSON is tidemark.RemoteEmbedder on the wire: the name of
+// the environment variable holding the API key, never the key.
+type RemoteEmbedderJSON struct {
+	BaseURL   string `json:"base_url"`
+	Model     string `json:"model"`
+	APIKeyEnv string `json:"api_key_env,omitempty"`
 }
 
 // SearchJSON is a search request.
@@ -181,16 +213,14 @@ func (s *Server) routes() {
 		return nil
 	})
 	s.handle("POST /v1/collections/{c}", true, func(w http.ResponseWriter, r *http.Request, t *Token) error {
-		var req struct {
-			Dim      int     `json:"dim"`
-			Method   string  `json:"method,omitempty"`
-			Embedder string  `json:"embedder,omitempty"`
-			HalfLife float64 `json:"half_life,omitempty"`
-		}
+		var req CreateCollectionJSON
 		if err := decode(r, &req); err != nil {
 			return err
 		}
-		o := &tidemark.CollectionOptions{Dim: req.Dim, Embedder: req.Embedder, HalfLife: req.HalfLife}
+		o := &tidemark.CollectionOptions{Dim: req.Dim, Embedder: req.Embedder, HalfLife: req.HalfLife, Keys: req.Keys}
+		if req.Remote != nil {
+			o.Remote = tidemark.RemoteEmbedder{BaseURL: req.Remote.BaseURL, Model: req.Remote.Model, APIKeyEnv: req.Remote.APIKeyEnv}
+		}
 		if req.Method != "" {
 			m, err := temporal.ParseMethod(req.Method)
 			if err != nil {
@@ -512,5 +542,9 @@ func versionsJSON(h []tidemark.Memory) []MemoryJSON {
 func describe(c *tidemark.Collection) CollectionJSON {
 	o := c.Options()
 	stored, visible := c.Len()
-	return CollectionJSON{Name: c.Name(), Dim: o.Dim, Method: o.Method.String(), Embedder: o.Embedder, Stored: stored, Visible: visible}
+	out := CollectionJSON{Name: c.Name(), Dim: o.Dim, Method: o.Method.String(), Embedder: o.Embedder, Keys: o.Keys, Stored: stored, Visible: visible}
+	if o.Remote != (tidemark.RemoteEmbedder{}) {
+		out.Remote = &RemoteEmbedderJSON{BaseURL: o.Remote.BaseURL, Model: o.Remote.Model, APIKeyEnv: o.Remote.APIKeyEnv}
+	}
+	return out
 }
