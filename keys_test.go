@@ -198,7 +198,7 @@ func TestKeysPrecision(t *testing.T) {
 		{"Annual leave is 25 days for full-time staff.", "Annual leave is 25 days for contractors."},
 		{"The clinic accepts Aetna insurance.", "The clinic accepts Cigna insurance."},
 		{"Dr Okafor speaks French.", "Dr Okafor speaks Portuguese."},
-		{"The museum is closed on Mondays.", "The museum is closed on Tuesdays."},
+		{"The clinic is open until 8 p.m. on Tuesdays.", "The clinic is open until 8 p.m. on Thursdays."},
 		{"Alice is a nurse.", "Alice is a pharmacist."},
 	}
 	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 256, Embedder: "hashing"})

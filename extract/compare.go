@@ -64,14 +64,18 @@ const maxChange = 5
 //     France") while the predicate holds another value ("Annual leave is
 //     25 days for contractors");
 //   - belongs to a relation that holds many values at once ("speaks
-//     French", "accepts Aetna", "is a nurse", "open on Mondays") and is
-//     not a quantity;
+//     French", "accepts Aetna", "is a nurse", "is available in Spanish")
+//     and is not a code value;
+//   - follows a passive participle that changed ("is serviced by" / "is
+//     made by": two relations);
 //   - is longer than a few words, or either text is not one plain
 //     statement (a question, a negation, a hedge, two sentences).
 //
-// Two statements that differ by a negation after the verb, or by plain
-// words after a verb other than a copula, are a Conflict. Everything else
-// is Unrelated. Compare is a pure function, safe for concurrent use.
+// Two statements that differ by a negation after the verb, or by the
+// plain object of a verb of choice ("prefers tabs" / "prefers spaces"),
+// are a Conflict. Everything else is Unrelated. A modal shared by both
+// ("should last 8 hours") is allowed, unlike in Key. Compare is a pure
+// function, safe for concurrent use.
 func Compare(older, newer string) Change {
 	a, b := parse(older), parse(newer)
 	if a == nil || b == nil {
@@ -93,7 +97,7 @@ func Compare(older, newer string) Change {
 	if ea == p || eb == p {
 		return negationConflict(a, b, p, ea, eb)
 	}
-	if !a.statement() || !b.statement() || !a.findVerb() || !b.findVerb() ||
+	if !a.statement(true) || !b.statement(true) || !a.findVerb() || !b.findVerb() ||
 		a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
 		return Change{}
 	}
@@ -115,8 +119,8 @@ func Compare(older, newer string) Change {
 		temporal.NormalizeObject(ch.Old) == temporal.NormalizeObject(ch.New) {
 		return Change{}
 	}
-	quantity := a.isQuantity(start, ea) && b.isQuantity(start, eb)
-	if a.manyValuedSlot(start, ea, quantity) || b.manyValuedSlot(start, eb, quantity) ||
+	coded := a.isCoded(start, ea) && b.isCoded(start, eb)
+	if a.manyValuedSlot(start, ea, coded) || b.manyValuedSlot(start, eb, coded) ||
 		a.qualifier(start, ea, pred) || b.qualifier(start, eb, pred) {
 		return Change{}
 	}
@@ -125,7 +129,7 @@ func Compare(older, newer string) Change {
 		ch.Verdict, ch.Rule = Update, "value"
 	case a.complement(start, ea, pred) && b.complement(start, eb, pred):
 		ch.Verdict, ch.Rule = Update, "complement"
-	case a.plainObject(start, ea) && b.plainObject(start, eb):
+	case !a.copular && preferenceVerbs[lastPart(a.toks[a.mv].lower)] && a.plainObject(start, ea) && b.plainObject(start, eb):
 		ch.Verdict, ch.Rule = Conflict, "plain"
 	default:
 		return Change{}
@@ -142,7 +146,7 @@ func negationConflict(a, b *sentence, p, ea, eb int) Change {
 	if eb == p {
 		pos, neg, end = b, a, ea
 	}
-	if end-p != 1 || !negations[neg.toks[p].lower] || !pos.statement() || !pos.findVerb() || pos.mv < 0 {
+	if end-p != 1 || !negations[neg.toks[p].lower] || !pos.statement(true) || !pos.findVerb() || pos.mv < 0 {
 		return Change{}
 	}
 	if _, pred := pos.verbGroup(); pred > p && !(pos.copular && p == pos.mv+1) {
@@ -171,7 +175,13 @@ func sameTok(a, b *sentence, i, j int) bool {
 	if j == len(b.toks)-1 {
 		ty = strings.TrimRight(ty, ".!")
 	}
-	return x.lower == y.lower && x.lead == y.lead && tx == ty
+	return (x.lower == y.lower || plural(x.lower, y.lower) || plural(y.lower, x.lower)) && x.lead == y.lead && tx == ty
+}
+
+// plural reports a word and its regular plural ("point", "points"): a
+// count noun that follows the number it counts changes with it.
+func plural(w, ws string) bool {
+	return len(w) >= 3 && isLower(w) && ws == w+"s"
 }
 
 // valueStart and valueEnd widen a change to the value spans it cuts.
@@ -205,10 +215,14 @@ func (s *sentence) valueShaped(i, j int) bool {
 	return true
 }
 
-// isQuantity reports a change whose value is a number (with its unit).
-func (s *sentence) isQuantity(i, j int) bool {
+// isCoded reports a change that holds a code value (a number with its
+// unit, a version, an identifier, a quoted string).
+func (s *sentence) isCoded(i, j int) bool {
 	for k := i; k < j; k++ {
-		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber {
+		if s.word(k) {
+			continue
+		}
+		if sp := s.spans[s.spanOf[k]]; sp.cls == code || sp.kind == kindNumber {
 			return true
 		}
 	}
@@ -236,6 +250,9 @@ func (s *sentence) complement(i, j, pred int) bool {
 			return false
 		}
 	}
+	if j < len(s.toks) && s.toks[j].lower == "by" && (j+1 == len(s.toks) || s.toks[j+1].lower != "default") {
+		return false // a passive verb: "is serviced by X" and "is made by X" are two relations
+	}
 	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
 }
 
@@ -254,10 +271,11 @@ func (s *sentence) plainObject(i, j int) bool {
 	return i > 0 && !prepositions[s.toks[i-1].lower]
 }
 
-// qualifier reports a change inside a placing phrase ("for contractors",
-// "in France") when the predicate holds a value outside it: the phrase
-// then scopes the fact rather than stating its value. Plain words after
-// any preposition are a qualifier too ("on weekdays").
+// qualifier reports a change inside a prepositional phrase ("for
+// contractors", "in France", "on Tuesdays") when the predicate holds a
+// value outside it: the phrase then scopes the fact rather than stating
+// its value. Plain words after a preposition are a qualifier too ("on
+// weekdays").
 func (s *sentence) qualifier(i, j, pred int) bool {
 	k := i - 1
 	for k >= pred && s.word(k) && articles[s.toks[k].lower] {
@@ -269,11 +287,10 @@ func (s *sentence) qualifier(i, j, pred int) bool {
 	if !s.valueShaped(i, j) {
 		return true
 	}
-	if !contextPreps[s.toks[k].lower] {
-		return false
-	}
+	// Another value in the predicate, not right beside the change (which
+	// would be one phrase with it: "the third Saturday").
 	for _, sp := range s.spans {
-		if sp.i >= pred && (sp.j <= i || sp.i >= j) {
+		if sp.i >= pred && (sp.j < i || sp.i > j) {
 			return true
 		}
 	}

@@ -45,7 +45,7 @@ func Key(text string) (Fact, bool) {
 	if s == nil {
 		return Fact{}, false
 	}
-	if !s.statement() || !s.findVerb() {
+	if !s.statement(false) || !s.findVerb() {
 		return Fact{}, false
 	}
 	f, ok := s.key()
@@ -100,9 +100,10 @@ type sentence struct {
 func (s *sentence) word(k int) bool { return s.spanOf[k] < 0 }
 
 // statement rejects what is not a plain statement: a question, several
-// sentences or clauses joined by a semicolon, a negation, a hedge or a
-// condition.
-func (s *sentence) statement() bool {
+// sentences or clauses joined by a semicolon, a negation, and — unless
+// hedged is set — a hedge or a condition. A stop after an honorific or an
+// initial ("Dr. Reyes", "J. Smith") does not end a sentence.
+func (s *sentence) statement(hedged bool) bool {
 	n := len(s.toks)
 	if questionOpen[s.toks[0].lower] {
 		return false
@@ -115,11 +116,12 @@ func (s *sentence) statement() bool {
 			if strings.Contains(t.trail, ";") {
 				return false
 			}
-			if strings.ContainsAny(t.trail, ".!") && startsUpperOrDigit(s.toks[k+1].core) {
+			if strings.ContainsAny(t.trail, ".!") && startsUpperOrDigit(s.toks[k+1].core) &&
+				!(t.trail == "." && (honorifics[t.lower] || utf8.RuneCountInString(t.core) == 1)) {
 				return false
 			}
 		}
-		if s.word(k) && (negations[t.lower] || hedges[t.lower] ||
+		if s.word(k) && (negations[t.lower] || !hedged && hedges[t.lower] ||
 			strings.HasSuffix(t.lower, "n't") || strings.HasSuffix(t.lower, "n’t")) {
 			return false
 		}
@@ -174,16 +176,29 @@ func (s *sentence) findVerb() bool {
 	}
 	// A base form is a verb only after a plural subject ("Employees
 	// receive"), not inside a compound ("Decision record").
+	// A verb form right after a number is more likely a plural noun ("earn
+	// two points"): it is the verb only when no other is found.
+	afterNumber := -1
 	for _, third := range []bool{true, false} {
 		for k := 1; k < len(s.toks); k++ {
 			th, ok := verbForm(s.toks[k].lower)
 			if !ok || th != third || !s.word(k) || !s.verbPosition(k) ||
-				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") {
+				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") && !modals[s.toks[k-1].lower] {
+				continue
+			}
+			if s.toks[k-1].kind == kindNumber {
+				if afterNumber < 0 {
+					afterNumber = k
+				}
 				continue
 			}
 			s.mv = k
 			return true
 		}
+	}
+	if afterNumber >= 0 {
+		s.mv = afterNumber
+		return true
 	}
 	// An -s word after the first value is more likely a plural noun
 	// ("prefetch 4 tasks"): then no verb is found.
@@ -204,6 +219,7 @@ func isCopula(w string) bool { return copulas[w] }
 
 // verbPosition reports whether toks[k] may be a main verb: not right after
 // a determiner ("the default"), a relative pronoun ("that runs") or "to".
+// (Nor after a number: "two points" is a plural noun; findVerb checks.)
 func (s *sentence) verbPosition(k int) bool {
 	p := s.toks[k-1].lower
 	return !determiners[p] && !relativePronouns[p] && p != "to"
@@ -297,6 +313,11 @@ func (s *sentence) key() (Fact, bool) {
 	}
 	if s.mv < 0 && appo < 0 && len(cands) > 1 {
 		return Fact{}, false // no verb to tell the subject's names from the value
+	}
+	if s.mv < 0 && appo < 0 && len(cands) == 1 && s.spans[cands[0].span].i <= 1 && s.spans[cands[0].span].j < n-1 {
+		// No verb, a value among the first two words and words after it:
+		// it is likely in the subject ("Aisle 7 stocks cleaning supplies").
+		return Fact{}, false
 	}
 	var codeMain, nameMain, codeCtx, nameCtx []int
 	for _, c := range cands {
@@ -638,26 +659,32 @@ func (s *sentence) keyWords(from, to int, slot *span) string {
 
 // manyValued reports a key whose relation can hold several values at
 // once, so that another value is another fact, not a replacement: a verb
-// of manyVerbs whose value is not a quantity ("The clinic accepts Aetna
-// insurance"), class membership ("Alice is a nurse") and recurring days
-// ("The museum is closed on Mondays"). Such sentences get no key: a key
-// would make each new value retire the last (precision before recall).
+// of manyVerbs or an adjective of manyAdjectives whose value is not a
+// code value ("The clinic accepts Aetna insurance", "The runbook is
+// available in Spanish") and class membership ("Alice is a nurse"). Such
+// sentences get no key: a key would make each new value retire the last
+// (precision before recall).
 func (s *sentence) manyValued() bool {
-	return s.manyValuedSlot(s.slot.i, s.slot.j, s.slot.kind == kindNumber)
+	return s.manyValuedSlot(s.slot.i, s.slot.j, s.slot.cls == code || s.slot.kind == kindNumber)
 }
 
-// manyValuedSlot is manyValued for the value in toks[i:j].
-func (s *sentence) manyValuedSlot(i, j int, quantity bool) bool {
-	for k := i; k < j; k++ {
-		if recurring[s.toks[k].lower] {
-			return true
-		}
-	}
-	if quantity {
+// manyValuedSlot is manyValued for the value in toks[i:j]; coded says it
+// is a code value (a number, a version, an identifier, a quoted string),
+// whose relation is taken to be single-valued whatever the verb
+// ("Errors carry the text in the field 'reason'").
+func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
+	if coded {
 		return false
 	}
 	if s.copular && i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower] {
 		return true
+	}
+	if s.copular && s.mv >= 0 {
+		for k := s.mv + 1; k < i; k++ {
+			if s.word(k) && manyAdjectives[s.toks[k].lower] {
+				return true
+			}
+		}
 	}
 	if !s.copular {
 		// The main verb, or with none found any word before the value

@@ -50,3 +50,37 @@ func FuzzKey(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompare checks that Compare never panics, is deterministic, and
+// returns a normalised key and two different values when it finds more
+// than Unrelated.
+func FuzzCompare(f *testing.F) {
+	for _, c := range compareCases {
+		f.Add(c.older, c.newer)
+	}
+	for _, p := range heldOut.same {
+		f.Add(p[0], p[1])
+	}
+	f.Add("The x is 5.", "The x is")
+	f.Add("a b", "a b c d e f")
+	f.Add("The \xff is 3.", "The \xff is 4.")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		got := Compare(a, b)
+		if again := Compare(a, b); got != again {
+			t.Fatalf("Compare(%q, %q) not deterministic: %+v, then %+v", a, b, got, again)
+		}
+		if got.Verdict == Unrelated {
+			if got != (Change{}) {
+				t.Fatalf("Compare(%q, %q) = %+v with Unrelated", a, b, got)
+			}
+			return
+		}
+		if got.Subject == "" || got.Relation == "" || temporal.NormalizeKeyPart(got.Subject) != got.Subject ||
+			temporal.NormalizeKeyPart(got.Relation) != got.Relation || !utf8.ValidString(got.Old+got.New) {
+			t.Fatalf("Compare(%q, %q) = %+v: key parts empty or not normalised", a, b, got)
+		}
+		if got.Verdict == Update && (temporal.NormalizeObject(got.Old) == temporal.NormalizeObject(got.New) || got.Old == "" || got.New == "") {
+			t.Fatalf("Compare(%q, %q) = %+v: an update needs two different values", a, b, got)
+		}
+	})
+}

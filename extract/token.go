@@ -80,6 +80,22 @@ func tokenize(text string) []token {
 		toks = append(toks, t)
 		i = j
 	}
+	for k := range toks {
+		t := &toks[k]
+		prev, next := "", ""
+		if k > 0 {
+			prev = toks[k-1].lower
+		}
+		if k+1 < len(toks) {
+			next = toks[k+1].lower
+		}
+		switch {
+		case t.lower == "one" && k > 0 && next != "" && next != "of" && t.trail == "":
+			t.cls, t.kind = name, kindNumber
+		case t.kind == kindNumber && numberWords[t.lower] && (prev == "per" || prev == "a" || prev == "an"):
+			t.cls, t.kind = word, kindNone
+		}
+	}
 	return toks
 }
 
@@ -126,6 +142,10 @@ func classify(w string, first bool) (class, kind) {
 		return name, kindMethod
 	case isNumeric(w):
 		return code, kindNumber
+	case numberWords[lw] && !first:
+		// A number spelt out is a value, but ranks as a name: a code
+		// value beside it wins ("runs Elasticsearch 8.11 on three nodes").
+		return name, kindNumber
 	case pinnedAt(w) > 0:
 		return code, kindPinned
 	case strings.Contains(w, "@") && strings.Contains(w[strings.Index(w, "@"):], "."),
@@ -325,8 +345,16 @@ func findSpans(toks []token) []span {
 				continue
 			}
 		}
-		switch t.cls {
-		case code:
+		switch {
+		case t.cls == name && t.kind == kindNumber:
+			sp := span{i: i, j: i + 1, cls: name, kind: kindNumber, start: t.start, end: t.end}
+			for sp.j < len(toks) && toks[sp.j-1].trail == "" && toks[sp.j].lead == "" && units[toks[sp.j].lower] {
+				sp.end = toks[sp.j].end
+				sp.j++
+			}
+			out = append(out, sp)
+			i = sp.j
+		case t.cls == code:
 			sp := span{i: i, j: i + 1, cls: code, kind: t.kind, start: t.start, end: t.end}
 			switch t.kind {
 			case kindCall, kindIdent:
@@ -349,13 +377,28 @@ func findSpans(toks []token) []span {
 			}
 			out = append(out, sp)
 			i = sp.j
-		case name:
+		case t.cls == name:
 			sp := span{i: i, j: i + 1, cls: name, kind: t.kind, start: t.start, end: t.end}
 			if t.kind == kindMethod && i+1 < len(toks) && t.trail == "" && toks[i+1].lead == "" && toks[i+1].kind == kindPath {
 				sp.j, sp.cls, sp.kind, sp.end = i+2, code, kindMethodPath, toks[i+1].end
+			} else if months[t.lower] && i+1 < len(toks) && t.trail == "" && toks[i+1].lead == "" && toks[i+1].kind == kindNumber {
+				// A date: "June 30", "March 2026", "June 30, 2026".
+				sp.j, sp.cls, sp.kind, sp.end = i+2, code, kindNumber, toks[i+1].end
+				if sp.j < len(toks) && toks[sp.j-1].trail == "," && toks[sp.j].kind == kindNumber && len(toks[sp.j].core) == 4 {
+					sp.end = toks[sp.j].end
+					sp.j++
+				}
 			} else if t.kind != kindBool {
-				for sp.j < len(toks) && toks[sp.j-1].trail == "" && toks[sp.j].lead == "" &&
-					toks[sp.j].cls == name && toks[sp.j].kind == kindName {
+				for sp.j < len(toks) && toks[sp.j-1].trail == "" && toks[sp.j].lead == "" {
+					// "Hartwell & Pryce" is one name.
+					if k := sp.j; toks[k].core == "&" && toks[k].trail == "" && k+1 < len(toks) && toks[k+1].lead == "" &&
+						toks[k+1].cls == name && toks[k+1].kind == kindName {
+						sp.j++
+						continue
+					}
+					if toks[sp.j].cls != name || toks[sp.j].kind != kindName {
+						break
+					}
 					sp.end = toks[sp.j].end
 					sp.j++
 				}

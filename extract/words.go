@@ -74,7 +74,22 @@ var (
 		b byte bytes kb kib mb mib gb gib tb tib pb bit bits kbit mbit gbit kbps mbps gbps mb/s gb/s kb/s
 		hz khz mhz ghz % percent pct usd eur gbp dollars euros cents
 		utc gmt cet cest pst pdt est edt
-		mm cm m km kg g w kw °c °f`)
+		mm cm m km kg g w kw °c °f a.m p.m am pm mg mcg ml l lb lbs oz ft sq miles mph kph`)
+
+	// numberWords are numbers spelt out, ordinals and clock words: values
+	// like digits ("eight nodes", "the third Saturday", "at midnight").
+	// "one" is a number only before a word other than "of" (it is a
+	// pronoun as often); none is a number after "per" or "a" ("per
+	// second"); see tokenize.
+	numberWords = wordSet(`two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+		sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
+		million billion dozen
+		first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
+		midnight noon midday`)
+	// months open a date ("June 30").
+	months = wordSet("january february march april may june july august september october november december")
+	// honorifics end with a stop that does not end the sentence.
+	honorifics = wordSet("dr mr mrs ms prof st no mt ft gen col capt sgt lt rev hon jr sr inc ltd co corp vs")
 )
 
 // verbBases are common verbs of technical and policy prose, in their base
@@ -82,9 +97,12 @@ var (
 // its copula when it has one, else the first of these it finds.
 const verbBases = `accept accrue adopt allocate allow alert apply approve archive assign authenticate authorize
 	back batch belong benchmark bind block boot buffer build bump
+	arrive begin
 	cache call cap carry charge check choose chunk close compile compress compute configure connect
 	consume contain convert correspond cost count cover create
-	decode declare default define delete depend deploy disable dispatch display downgrade drop
+	decode declare default define delete depart depend deploy disable dispatch display downgrade drop
+	end fall happen leave meet occur operate
+	subscribe recognize recognise
 	earn embed emit enable encode encrypt enforce evaluate exceed execute expire export expose
 	fetch filter fire flag flush format forward
 	generate get give grant
@@ -149,17 +167,26 @@ var (
 	manyVerbs = func() map[string]bool {
 		m := wordSet(`accept offer support sell include provide cover serve treat teach stock host feature
 			contain list allow speak carry integrate play visit attend like publish handle have hire employ
-			welcome enjoy collect produce grow manufacture distribute sponsor fund`)
+			welcome enjoy collect produce grow manufacture distribute sponsor fund hold subscribe ship
+			recognize recognise track measure monitor cater partner sponsor donate license`)
 		for w := range m {
 			m[thirdPerson(w)] = true
 		}
 		return m
 	}()
-	// recurring days and periods name one of several occurrences ("open
-	// on Mondays", "closed on weekends"), not the single value of a fact.
-	recurring = wordSet(`mondays tuesdays wednesdays thursdays fridays saturdays sundays weekdays weekends
-		holidays mornings afternoons evenings nights`)
 	// indefinites before a complement make it a class the subject belongs
 	// to ("Alice is a nurse"), one of many.
 	indefinites = wordSet("a an another one some")
+	// manyAdjectives after a copula relate the subject to many values
+	// ("The runbook is available in Spanish", "She is admitted to the bar
+	// in New York").
+	manyAdjectives = wordSet(`available admitted licensed certified registered fluent offered sold spoken taught
+		accepted supported allowed permitted listed included covered represented published stocked served
+		eligible approved accredited insured translated valid`)
+	// preferenceVerbs choose one of several options: a plain object that
+	// changes after one ("prefers tabs" / "prefers spaces") may contradict.
+	preferenceVerbs = wordSet("prefers prefer uses use requires require recommends recommend mandates mandate targets target follows follow favors favours")
+	// modals may open a shared verb group ("should last", "must be"): a
+	// base-form verb after one is the main verb.
+	modals = wordSet("should must will shall can may might could would")
 )

@@ -1,0 +1,140 @@
+// Package heldout measures how plain-text supersession behaves on pairs
+// of statements written apart from the code (testdata/README.md): update
+// pairs, whose newer statement must retire the older, and pairs of
+// different facts that share most of their wording, neither of which may
+// be superseded or penalised (a wrong supersession hides a true fact).
+//
+// Each pair runs through the engine as a user's writes would: a fresh
+// collection with the defaults (keys at ingest, the offline hashing
+// embedder), the older statement written a day before the newer, then one
+// consolidation run, whose topic conflicts penalise the losing side.
+package heldout
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/tidemark/tidemark"
+)
+
+// Pair is one line of a pair file: Old and New for update files, A and B
+// for different-fact files.
+type Pair struct {
+	ID        string `json:"id"`
+	Domain    string `json:"domain"`
+	Old       string `json:"old,omitempty"`
+	New       string `json:"new,omitempty"`
+	A         string `json:"a,omitempty"`
+	B         string `json:"b,omitempty"`
+	DiffersIn string `json:"differs_in,omitempty"`
+}
+
+// Load reads a JSON Lines pair file, strictly.
+func Load(path string) ([]Pair, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Pair
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		var p Pair
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		first, second := p.Old, p.New
+		if first == "" {
+			first, second = p.A, p.B
+		}
+		if p.ID == "" || first == "" || second == "" {
+			return nil, fmt.Errorf("%s:%d: a pair needs an id and two statements", path, n)
+		}
+		out = append(out, p)
+	}
+	return out, sc.Err()
+}
+
+// Outcome is what the engine did with one pair.
+type Outcome struct {
+	Pair Pair
+	// Superseded: the first statement was superseded by the second (or
+	// the other way round); Penalised: consolidation penalised one of them
+	// for a contradiction.
+	Superseded, Penalised bool
+	// Rules are the key rules of the two memories (Memory.KeyRule).
+	Rules [2]string
+}
+
+// Hit reports an update caught or a different-fact pair harmed: either
+// memory superseded or penalised.
+func (o Outcome) Hit() bool { return o.Superseded || o.Penalised }
+
+// Run writes every pair into its own collection of one database (the
+// first statement a day before the second) and consolidates.
+func Run(ctx context.Context, pairs []Pair) ([]Outcome, error) {
+	dir, err := os.MkdirTemp("", "tidemark-heldout-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
+		Clock: func() time.Time { return clock }})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	out := make([]Outcome, 0, len(pairs))
+	for i, p := range pairs {
+		first, second := p.Old, p.New
+		if first == "" {
+			first, second = p.A, p.B
+		}
+		c, err := db.CreateCollection(ctx, fmt.Sprintf("p%d", i), &tidemark.CollectionOptions{Dim: 256, Embedder: "hashing"})
+		if err != nil {
+			return nil, err
+		}
+		for j, text := range []string{first, second} {
+			clock = clock.Add(24 * time.Hour)
+			if _, err := c.Put(ctx, []tidemark.Memory{{ID: fmt.Sprint(j), Text: text}}); err != nil {
+				return nil, fmt.Errorf("pair %s: %w", p.ID, err)
+			}
+		}
+		if _, err := c.Consolidate(ctx, nil); err != nil {
+			return nil, err
+		}
+		o := Outcome{Pair: p}
+		for j := range 2 {
+			m, err := c.Get(ctx, fmt.Sprint(j))
+			if err != nil {
+				return nil, err
+			}
+			o.Superseded = o.Superseded || m.SupersededBy != ""
+			o.Penalised = o.Penalised || len(m.ContradictedBy) > 0
+			o.Rules[j] = m.KeyRule
+		}
+		out = append(out, o)
+		if err := db.DropCollection(ctx, c.Name()); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Rate is the fraction of outcomes that Hit.
+func Rate(os []Outcome) (hits int, rate float64) {
+	for _, o := range os {
+		if o.Hit() {
+			hits++
+		}
+	}
+	if len(os) == 0 {
+		return 0, 0
+	}
+	return hits, float64(hits) / float64(len(os))
+}
