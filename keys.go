@@ -123,14 +123,13 @@ func shareKey(m, o *Memory) bool {
 		m.Subject, m.Relation, m.Object = o.Subject, o.Relation, ch.New
 		m.KeyRule, m.KeyFrom = "update/"+ch.Rule, o.ID
 		return true
-	case !ko.IsZero():
-		return false // the extractor keyed o on another value: not this fact
 	case !km.IsZero() && temporal.NormalizeObject(m.Object) == temporal.NormalizeObject(ch.New):
 		// m's extracted key names the value that changed: o adopts it.
 		m.KeyFrom, m.keyFromObject = o.ID, ch.Old
 		return true
 	}
-	// Neither has a key that names the change: the change keys both.
+	// Neither has a key that names the change (the extractor chose another
+	// value slot, or none): the change keys both, o adopting the key.
 	m.Subject, m.Relation, m.Object = ch.Subject, ch.Relation, ch.New
 	m.KeyRule, m.KeyFrom, m.keyFromObject = "update/"+ch.Rule, o.ID, ch.Old
 	return true

@@ -119,7 +119,10 @@ func Compare(older, newer string) Change {
 		temporal.NormalizeObject(ch.Old) == temporal.NormalizeObject(ch.New) {
 		return Change{}
 	}
-	coded := a.isCoded(start, ea) && b.isCoded(start, eb)
+	if a.pinnedName(start, ea) != b.pinnedName(start, eb) {
+		return Change{} // numpy==1.24.0 and pydantic==2.4.2 pin two packages
+	}
+	coded := a.coded(start, ea) && b.coded(start, eb)
 	if a.manyValuedSlot(start, ea, coded) || b.manyValuedSlot(start, eb, coded) ||
 		a.qualifier(start, ea, pred) || b.qualifier(start, eb, pred) {
 		return Change{}
@@ -129,6 +132,10 @@ func Compare(older, newer string) Change {
 		ch.Verdict, ch.Rule = Update, "value"
 	case a.complement(start, ea, pred) && b.complement(start, eb, pred):
 		ch.Verdict, ch.Rule = Update, "complement"
+	case a.agent(start, ea, pred) && b.agent(start, eb, pred):
+		ch.Verdict, ch.Rule = Update, "agent"
+	case (va || a.nounPhrase(start, ea)) && (vb || b.nounPhrase(start, eb)):
+		ch.Verdict, ch.Rule = Update, "noun phrase"
 	case !a.copular && preferenceVerbs[lastPart(a.toks[a.mv].lower)] && a.plainObject(start, ea) && b.plainObject(start, eb):
 		ch.Verdict, ch.Rule = Conflict, "plain"
 	default:
@@ -205,28 +212,116 @@ func (s *sentence) textOf(i, j int) string {
 }
 
 // valueShaped reports a change made of values: every token in a value
-// span (a number, a date, a version, a code value, a name).
+// span (a number, a date, a version, a code value, a name), but for an
+// article first and connectors inside ("Office of Rural Development",
+// "Mondays and Thursdays").
 func (s *sentence) valueShaped(i, j int) bool {
+	if i < j && s.word(i) && articles[s.toks[i].lower] {
+		i++
+	}
+	if i >= j {
+		return false
+	}
 	for k := i; k < j; k++ {
-		if s.word(k) && !(articles[s.toks[k].lower] && k == i) {
+		if !s.word(k) {
+			continue
+		}
+		if k == i || k == j-1 {
+			return false
+		}
+		w := s.toks[k].lower
+		if rangeWords[w] && s.coded(k-1, k) && s.coded(k+1, k+2) {
+			continue
+		}
+		// Connectors join names: the values on both sides, past other
+		// connectors, are names ("Office of the Comptroller"), not a value
+		// and a qualifier ("$85,000 for the 2024 financial year").
+		l, r := k-1, k+1
+		for l > i && s.word(l) && connectors[s.toks[l].lower] {
+			l--
+		}
+		for r < j-1 && s.word(r) && connectors[s.toks[r].lower] {
+			r++
+		}
+		if !connectors[w] || !s.isName(l) || !s.isName(r) {
 			return false
 		}
 	}
 	return true
 }
 
-// isCoded reports a change that holds a code value (a number with its
-// unit, a version, an identifier, a quoted string).
-func (s *sentence) isCoded(i, j int) bool {
+// pinnedName is the package of the pinned requirements in toks[i:j]
+// ("numpy" of numpy==1.24.0), which names the fact rather than its value.
+func (s *sentence) pinnedName(i, j int) string {
+	var names []string
 	for k := i; k < j; k++ {
-		if s.word(k) {
-			continue
-		}
-		if sp := s.spans[s.spanOf[k]]; sp.cls == code || sp.kind == kindNumber {
-			return true
+		if !s.word(k) && s.spans[s.spanOf[k]].pinned != "" && s.spans[s.spanOf[k]].i == k {
+			names = append(names, strings.ToLower(s.spans[s.spanOf[k]].pinned))
 		}
 	}
-	return false
+	return strings.Join(names, " ")
+}
+
+// isName reports a token in a name span (not a number).
+func (s *sentence) isName(k int) bool {
+	if s.word(k) {
+		return false
+	}
+	sp := s.spans[s.spanOf[k]]
+	return sp.cls == name && sp.kind == kindName
+}
+
+// nounPhrase reports plain words after "the" that name a place, a role or
+// a thing ("the main bus terminal", "the controller", "the ground
+// floor"): the change and what follows it to the end of the sentence or
+// clause, at most four words, with no preposition, verb or value.
+func (s *sentence) nounPhrase(i, j int) bool {
+	if i == 0 || s.toks[i-1].lower != "the" {
+		return false
+	}
+	end := i
+	for end < len(s.toks) && end-i < 4 {
+		t := s.toks[end]
+		_, verb := verbForm(t.lower)
+		if prepositions[t.lower] || conjunctions[t.lower] || negations[t.lower] || verb || !hasLetter(t.core) ||
+			!s.word(end) && !s.isName(end) {
+			break
+		}
+		end++
+		if t.trail != "" {
+			break
+		}
+	}
+	if groups[s.toks[end-1].lower] {
+		return false // one body among several the subject may belong to
+	}
+	return end >= j && (end == len(s.toks) || strings.ContainsAny(s.toks[end-1].trail, ",;") ||
+		prepositions[s.toks[end].lower] && s.toks[end].lower != "of")
+}
+
+// agent reports plain words naming who does a copula's passive verb:
+// "is approved by the shift manager", where the words after "by" changed.
+func (s *sentence) agent(i, j, pred int) bool {
+	k := i - 1
+	for k >= pred && s.word(k) && articles[s.toks[k].lower] {
+		k--
+	}
+	if !s.copular || k < pred+1 || k > pred+2 || s.toks[k].lower != "by" || !s.word(k) || !s.word(k-1) || j-i > 5 {
+		return false
+	}
+	// An agent is a person, a role or a body: a name, or a noun phrase
+	// with a determiner ("the shift manager"); bare nouns after "by" are
+	// a means ("paid by cheque"), one of several.
+	if s.word(i) && !determiners[s.toks[i-1].lower] && !determiners[s.toks[i].lower] {
+		return false
+	}
+	for m := i; m < j; m++ {
+		t := s.toks[m]
+		if s.word(m) && (prepositions[t.lower] || negations[t.lower] || !hasLetter(t.core)) || m < j-1 && strings.ContainsAny(t.trail, ",;") {
+			return false
+		}
+	}
+	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
 }
 
 // complement reports plain words that complete a copula right after it
@@ -253,6 +348,10 @@ func (s *sentence) complement(i, j, pred int) bool {
 	if j < len(s.toks) && s.toks[j].lower == "by" && (j+1 == len(s.toks) || s.toks[j+1].lower != "default") {
 		return false // a passive verb: "is serviced by X" and "is made by X" are two relations
 	}
+	if w := s.toks[i].lower; j-i == 1 && j < len(s.toks) && prepositions[s.toks[j].lower] &&
+		(strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "en")) && !statusWords[w] {
+		return false // "are loaded at Dock 3" and "are weighed at Dock 3": two relations
+	}
 	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
 }
 
@@ -273,9 +372,9 @@ func (s *sentence) plainObject(i, j int) bool {
 
 // qualifier reports a change inside a prepositional phrase ("for
 // contractors", "in France", "on Tuesdays") when the predicate holds a
-// value outside it: the phrase then scopes the fact rather than stating
+// value before it: the phrase then scopes the fact rather than stating
 // its value. Plain words after a preposition are a qualifier too ("on
-// weekdays").
+// weekdays"), unless they name a passive verb's agent (agent).
 func (s *sentence) qualifier(i, j, pred int) bool {
 	k := i - 1
 	for k >= pred && s.word(k) && articles[s.toks[k].lower] {
@@ -284,13 +383,15 @@ func (s *sentence) qualifier(i, j, pred int) bool {
 	if k < pred || !s.word(k) || !prepositions[s.toks[k].lower] {
 		return false
 	}
-	if !s.valueShaped(i, j) {
-		return true
+	if !s.valueShaped(i, j) && !s.nounPhrase(i, j) {
+		return !s.agent(i, j, pred)
 	}
-	// Another value in the predicate, not right beside the change (which
-	// would be one phrase with it: "the third Saturday").
+	// Another value in the predicate before the change, not right beside
+	// it (which would be one phrase with it: "the third Saturday"); a
+	// value after it is placed by it, not the other way round ("departs
+	// from Terminal B in Port Everglades").
 	for _, sp := range s.spans {
-		if sp.i >= pred && (sp.j < i || sp.i > j) {
+		if sp.i >= pred && sp.j < i {
 			return true
 		}
 	}

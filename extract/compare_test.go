@@ -41,6 +41,8 @@ var compareCases = []struct {
 	{"The band tracks heart rate.", "The band tracks sleep.", Unrelated, "", ""},
 	{"Aisle 7 stocks cleaning supplies.", "Aisle 8 stocks cleaning supplies.", Unrelated, "", ""},
 	{"Is the limit 100?", "Is the limit 200?", Unrelated, "", ""},
+	{"The project pins numpy==1.24.0 in requirements.txt.", "The project pins pydantic==2.4.2 in requirements.txt.", Unrelated, "", ""},
+	{"The project pins numpy==1.24.0 in requirements.txt.", "The project pins numpy==1.26.4 in requirements.txt.", Update, "numpy==1.24.0", "numpy==1.26.4"},
 	{"The API rate limit is 100 requests per minute.", "The API rate limit is 100 requests per minute.", Unrelated, "", ""},
 	{"The limit is 100.", "The limit is 100 for free plans.", Unrelated, "", ""},
 }

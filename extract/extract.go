@@ -117,7 +117,7 @@ func (s *sentence) statement(hedged bool) bool {
 				return false
 			}
 			if strings.ContainsAny(t.trail, ".!") && startsUpperOrDigit(s.toks[k+1].core) &&
-				!(t.trail == "." && (honorifics[t.lower] || utf8.RuneCountInString(t.core) == 1)) {
+				!(t.trail == "." && (honorifics[t.lower] || utf8.RuneCountInString(t.core) == 1 || strings.Contains(t.core, "."))) {
 				return false
 			}
 		}
@@ -176,6 +176,15 @@ func (s *sentence) findVerb() bool {
 	}
 	// A base form is a verb only after a plural subject ("Employees
 	// receive"), not inside a compound ("Decision record").
+	// A plain word right after a modal is a verb ("may claim", "should
+	// go"), known or not.
+	for k := 1; k < len(s.toks); k++ {
+		if s.word(k-1) && modals[s.toks[k-1].lower] && s.word(k) && isLower(s.toks[k].lower) && s.toks[k-1].trail == "" &&
+			!articles[s.toks[k].lower] && !prepositions[s.toks[k].lower] && !negations[s.toks[k].lower] {
+			s.mv = k
+			return true
+		}
+	}
 	// A verb form right after a number is more likely a plural noun ("earn
 	// two points"): it is the verb only when no other is found.
 	afterNumber := -1
@@ -657,6 +666,31 @@ func (s *sentence) keyWords(from, to int, slot *span) string {
 	return temporal.NormalizeKeyPart(strings.Join(b, " "))
 }
 
+// coded reports a value in toks[i:j] that is a quantity or a code value
+// (a number with its unit, a version, an identifier, a path, a quoted
+// string), not a name or plain words: such values are taken to be single
+// whatever the verb. A number right after a name is part of a name ("ISO
+// 27001", "Building 4"), not a quantity.
+func (s *sentence) coded(i, j int) bool {
+	for k := i; k < j; k++ {
+		if s.word(k) {
+			continue
+		}
+		sp := s.spans[s.spanOf[k]]
+		// "ISO 27001 certification", "the Building 4 lobby": an integer
+		// between a name and a plain noun names a thing ("JDK 17" and
+		// "Node 22 in production" are versions).
+		named := sp.i > 0 && !s.word(sp.i-1) && s.toks[sp.i-1].trail == "" &&
+			s.spans[s.spanOf[sp.i-1]].cls == name && s.spans[s.spanOf[sp.i-1]].kind == kindName &&
+			sp.j < len(s.toks) && s.word(sp.j) && s.toks[sp.j-1].trail == "" && isLower(s.toks[sp.j].lower) &&
+			!prepositions[s.toks[sp.j].lower] && !conjunctions[s.toks[sp.j].lower] && !strings.Contains(s.toks[sp.i].core, ".")
+		if sp.cls == code && !(sp.kind == kindNumber && named) || sp.kind == kindNumber && !named {
+			return true
+		}
+	}
+	return false
+}
+
 // manyValued reports a key whose relation can hold several values at
 // once, so that another value is another fact, not a replacement: a verb
 // of manyVerbs or an adjective of manyAdjectives whose value is not a
@@ -665,7 +699,7 @@ func (s *sentence) keyWords(from, to int, slot *span) string {
 // sentences get no key: a key would make each new value retire the last
 // (precision before recall).
 func (s *sentence) manyValued() bool {
-	return s.manyValuedSlot(s.slot.i, s.slot.j, s.slot.cls == code || s.slot.kind == kindNumber)
+	return s.manyValuedSlot(s.slot.i, s.slot.j, s.coded(s.slot.i, s.slot.j))
 }
 
 // manyValuedSlot is manyValued for the value in toks[i:j]; coded says it
@@ -676,27 +710,69 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 	if coded {
 		return false
 	}
-	if s.copular && i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower] {
-		return true
+	if s.copular && s.mv >= 0 {
+		// An indefinite complement is a class the subject is one of: "is a
+		// nurse", "is a member of the chess club" (not "is a fine-tuned
+		// distilbert-base-uncased": the value follows the article's noun
+		// phrase without a preposition).
+		for k := s.mv + 1; k < i; k++ {
+			if s.word(k) && indefinites[s.toks[k].lower] && (k == i-1 || s.hasPreposition(k+1, i)) {
+				return true
+			}
+		}
 	}
 	if s.copular && s.mv >= 0 {
 		for k := s.mv + 1; k < i; k++ {
-			if s.word(k) && manyAdjectives[s.toks[k].lower] {
+			// "approved in 30 countries" but not "approved by the CFO"
+			if s.word(k) && manyAdjectives[s.toks[k].lower] && s.toks[k+1].lower != "by" {
 				return true
 			}
 		}
 	}
-	if !s.copular {
-		// The main verb, or with none found any word before the value
-		// ("Dr Okafor speaks French": "speaks" is not in the verb list).
-		from := 0
-		if s.mv >= 0 {
-			from, i = s.mv, s.mv+1
+	if s.copular && s.mv >= 0 {
+		// "closed on Mondays", "open on public holidays"
+		k := i - 1
+		for k > s.mv && s.word(k) && articles[s.toks[k].lower] {
+			k--
 		}
-		for k := from; k < i; k++ {
+		if k > s.mv+1 && s.toks[k].lower == "on" && closures[s.toks[k-1].lower] {
+			return true
+		}
+	}
+	if s.copular {
+		return false
+	}
+	if s.mv < 0 {
+		// No verb found: any many-valued verb before the value ("Dr Okafor
+		// speaks French": "speaks" is not in the verb list).
+		for k := 0; k < i; k++ {
 			if s.word(k) && manyVerbs[lastPart(s.toks[k].lower)] {
 				return true
 			}
+		}
+		return false
+	}
+	v := lastPart(s.toks[s.mv].lower)
+	if manyVerbs[v] || !singleVerbs[v] {
+		return true
+	}
+	// The value must follow the verb closely: "leaves from Pier 3", not
+	// "leaves bequests to the shelter" ("takes place in" is one verb).
+	for k := s.mv + 1; k < i; k++ {
+		w := s.toks[k].lower
+		if s.word(k) && !prepositions[w] && !articles[w] && !timeAdverbs[w] && !quantifiers[w] &&
+			!(k == s.mv+1 && idiomObjects[w] && (v == "takes" || v == "take")) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasPreposition reports a preposition among the words toks[i:j].
+func (s *sentence) hasPreposition(i, j int) bool {
+	for k := i; k < j; k++ {
+		if s.word(k) && prepositions[s.toks[k].lower] {
+			return true
 		}
 	}
 	return false

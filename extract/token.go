@@ -90,7 +90,9 @@ func tokenize(text string) []token {
 			next = toks[k+1].lower
 		}
 		switch {
-		case t.lower == "one" && k > 0 && next != "" && next != "of" && t.trail == "":
+		case t.lower == "one" && k > 0 && (next != "" && next != "of" && t.trail == "" || next == "" && copulas[prev]),
+			t.lower == "last" && prev == "the",
+			prev == "every" && periods[t.lower] && t.cls == word:
 			t.cls, t.kind = name, kindNumber
 		case t.kind == kindNumber && numberWords[t.lower] && (prev == "per" || prev == "a" || prev == "an"):
 			t.cls, t.kind = word, kindNone
@@ -142,7 +144,8 @@ func classify(w string, first bool) (class, kind) {
 		return name, kindMethod
 	case isNumeric(w):
 		return code, kindNumber
-	case numberWords[lw] && !first:
+	case numberWords[lw] && !first,
+		strings.Contains(lw, "-") && numberWords[lw[:strings.IndexByte(lw, '-')]] && !first: // "two-year"
 		// A number spelt out is a value, but ranks as a name: a code
 		// value beside it wins ("runs Elasticsearch 8.11 on three nodes").
 		return name, kindNumber
@@ -366,6 +369,9 @@ func findSpans(toks []token) []span {
 					sp.end = toks[sp.j].end
 					sp.j++
 				}
+				if e := addressEnd(toks, sp.j); e > sp.j {
+					sp.end, sp.j = toks[e-1].end, e
+				}
 			case kindPinned:
 				at := pinnedAt(t.core)
 				op := t.core[at:]
@@ -444,4 +450,15 @@ func callEnd(toks []token, i int) (int, int) {
 		}
 	}
 	return i, 0
+}
+
+// addressEnd returns the end of a street name that follows a house
+// number at toks[i] ("12 Market Square"), or i.
+func addressEnd(toks []token, i int) int {
+	for k := i; k < len(toks) && k-i < 4 && toks[k-1].trail == "" && toks[k].lead == "" && toks[k].cls == name && toks[k].kind == kindName; k++ {
+		if streets[toks[k].lower] {
+			return k + 1
+		}
+	}
+	return i
 }

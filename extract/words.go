@@ -101,7 +101,7 @@ const verbBases = `accept accrue adopt allocate allow alert apply approve archiv
 	cache call cap carry charge check choose chunk close compile compress compute configure connect
 	consume contain convert correspond cost count cover create
 	decode declare default define delete depart depend deploy disable dispatch display downgrade drop
-	end fall happen leave meet occur operate
+	end fall go happen leave live meet move occur operate work
 	subscribe recognize recognise
 	earn embed emit enable encode encrypt enforce evaluate exceed execute expire export expose
 	fetch filter fire flag flush format forward
@@ -168,7 +168,8 @@ var (
 		m := wordSet(`accept offer support sell include provide cover serve treat teach stock host feature
 			contain list allow speak carry integrate play visit attend like publish handle have hire employ
 			welcome enjoy collect produce grow manufacture distribute sponsor fund hold subscribe ship
-			recognize recognise track measure monitor cater partner sponsor donate license`)
+			recognize recognise track measure monitor cater partner sponsor donate license borrow lend
+			operate name stop export cross invest border practise practice issue hedge maintain`)
 		for w := range m {
 			m[thirdPerson(w)] = true
 		}
@@ -183,6 +184,50 @@ var (
 	manyAdjectives = wordSet(`available admitted licensed certified registered fluent offered sold spoken taught
 		accepted supported allowed permitted listed included covered represented published stocked served
 		eligible approved accredited insured translated valid`)
+	// singleVerbs relate a subject to one value at a time when the value
+	// follows them closely ("reports to Bob", "runs on Node 22", "leaves
+	// from Pier 3", "meets on Tuesdays"). With a value that is a name or
+	// plain words, a verb that is not in this list, or one with an object
+	// between it and the value ("leaves bequests to X"), is taken to be
+	// many-valued: no key, no update (precision before recall). Numbers
+	// and code values need no such verb.
+	singleVerbs = func() map[string]bool {
+		m := wordSet(`close open start begin end last take expire meet run depart leave arrive land report use
+			cost pay charge weigh renew change match happen occur fall go move belong reside follow equal
+			default point route redirect send target need prefer require live work listen bind connect become
+			remain stay forward resolve come select pick choose chose adopt standardise standardize`)
+		for w := range m {
+			m[thirdPerson(w)] = true
+		}
+		return m
+	}()
+	// statusWords are participles that state a setting, not an action:
+	// "is enabled for all accounts" / "is disabled for all accounts".
+	statusWords = wordSet(`enabled disabled activated deactivated locked unlocked blocked unblocked allowed
+		permitted prohibited forbidden suspended paused archived published unpublished required waived
+		closed opened hidden shown encrypted unencrypted mandated restricted unrestricted capped uncapped
+		included excluded exempted outsourced frozen unfrozen`)
+	// groups end a noun phrase naming a body one belongs to among others
+	// ("sits on the defense committee", "plays for the rowing team").
+	groups = wordSet("committee committees club clubs team teams board boards panel panels council councils society association group groups list network program programme")
+	// quantifiers may stand between a verb and its value ("changes every
+	// Monday"); idiomObjects make one verb with "take" ("takes place in").
+	quantifiers  = wordSet("every each")
+	idiomObjects = wordSet("place effect")
+	// closures are states a place is in on many days at once ("closed on
+	// Mondays", "open on holidays").
+	closures = wordSet("closed open shut")
+	// connectors may join the words of one value ("Office of Rural
+	// Development", "Mondays and Thursdays", "Hartwell & Pryce").
+	connectors = wordSet("of and de du des la le el von van der the & on for")
+	// rangeWords join two numbers into one value ("8 a.m. to 6 p.m.").
+	rangeWords = wordSet("to through until")
+	// periods after "every" are the value of a schedule ("every month").
+	periods = wordSet(`day days week weeks month months quarter quarters year years weekday weekdays weekend weekends
+		morning mornings evening evenings night nights hour hours minute minutes shift shifts semester semesters
+		term terms season seasons fortnight fortnights`)
+	// streets end an address that follows a number ("12 Market Square").
+	streets = wordSet("street st road rd avenue ave square sq lane ln boulevard blvd way drive dr place pl court ct plaza parkway pkwy row")
 	// preferenceVerbs choose one of several options: a plain object that
 	// changes after one ("prefers tabs" / "prefers spaces") may contradict.
 	preferenceVerbs = wordSet("prefers prefer uses use requires require recommends recommend mandates mandate targets target follows follow favors favours")

@@ -138,3 +138,82 @@ func Rate(os []Outcome) (hits int, rate float64) {
 	}
 	return hits, float64(hits) / float64(len(os))
 }
+
+// Shared is what one collection holding every pair at once did: the first
+// statements of all pairs written, then the second statements, then one
+// consolidation run — a store where unrelated facts sit side by side.
+type Shared struct {
+	// Caught counts update pairs whose older statement was superseded by
+	// its own newer one (or penalised in its favour).
+	Caught, Updates int
+	// Wrong lists the memories superseded or penalised by a memory other
+	// than their own update partner: every one hides a true fact.
+	Wrong []string
+	// Memories is the number of statements written.
+	Memories int
+}
+
+// RunShared writes every pair of updates and different into one
+// collection and reports what it caught and what it harmed.
+func RunShared(ctx context.Context, updates, different []Pair) (Shared, error) {
+	var res Shared
+	dir, err := os.MkdirTemp("", "tidemark-heldout-")
+	if err != nil {
+		return res, err
+	}
+	defer os.RemoveAll(dir)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
+		Clock: func() time.Time { return clock }})
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "shared", &tidemark.CollectionOptions{Dim: 256, Embedder: "hashing"})
+	if err != nil {
+		return res, err
+	}
+	partner := map[string]string{} // newer id → the older id it may supersede
+	var first, second []tidemark.Memory
+	for _, p := range updates {
+		first = append(first, tidemark.Memory{ID: p.ID + "/old", Text: p.Old})
+		second = append(second, tidemark.Memory{ID: p.ID + "/new", Text: p.New})
+		partner[p.ID+"/new"] = p.ID + "/old"
+	}
+	for _, p := range different {
+		first = append(first, tidemark.Memory{ID: p.ID + "/a", Text: p.A})
+		second = append(second, tidemark.Memory{ID: p.ID + "/b", Text: p.B})
+	}
+	for _, ms := range [][]tidemark.Memory{first, second} {
+		for _, m := range ms { // one write at a time, a minute apart, as a stream of facts arrives
+			clock = clock.Add(time.Minute)
+			if _, err := c.Put(ctx, []tidemark.Memory{m}); err != nil {
+				return res, fmt.Errorf("%s: %w", m.ID, err)
+			}
+		}
+	}
+	if _, err := c.Consolidate(ctx, nil); err != nil {
+		return res, err
+	}
+	res.Memories, res.Updates = len(first)+len(second), len(updates)
+	for _, ms := range [][]tidemark.Memory{first, second} {
+		for _, w := range ms {
+			m, err := c.Get(ctx, w.ID)
+			if err != nil {
+				return res, err
+			}
+			by := append([]string{}, m.ContradictedBy...)
+			if m.SupersededBy != "" {
+				by = append(by, m.SupersededBy)
+			}
+			for _, o := range by {
+				if partner[o] == w.ID {
+					res.Caught++
+				} else {
+					res.Wrong = append(res.Wrong, w.ID+" by "+o)
+				}
+			}
+		}
+	}
+	return res, nil
+}
