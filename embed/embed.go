@@ -7,19 +7,7 @@
 // its name; nothing here calls the network.
 package embed
 
-import (
-	"context"
-	"errors"
-)
-
-// Errors returned by the embedders.
-var (
-	// ErrEmptyVocabulary is returned when an embedder that needs a fitted
-	// vocabulary is used before Fit, or was fitted on no tokens.
-	ErrEmptyVocabulary = errors.New("embed: empty vocabulary (call Fit on a non-empty corpus first)")
-	// ErrBadDimension is returned for a dimension that is not positive.
-	ErrBadDimension = errors.New("embed: dimension must be positive")
-)
+import "context"
 
 // Embedder maps text to vectors of a fixed dimension.
 //
