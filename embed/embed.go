@@ -1,32 +1,15 @@
-// Package embed turns text into vectors.
-//
-// An [Embedder] maps text to a fixed-dimension float32 vector. The embedders
-// in this package are deterministic and need no network: they exist so that
-// benchmarks and published numbers are reproducible bit for bit. A client
-// for external embedding endpoints belongs beside them and must say so in
-// its name; nothing here calls the network.
 package embed
 
-import (
-	"context"
-	"errors"
-)
-
-// Errors returned by the embedders.
-var (
-	// ErrEmptyVocabulary is returned when an embedder that needs a fitted
-	// vocabulary is used before Fit, or was fitted on no tokens.
-	ErrEmptyVocabulary = errors.New("embed: empty vocabulary (call Fit on a non-empty corpus first)")
-	// ErrBadDimension is returned for a dimension that is not positive.
-	ErrBadDimension = errors.New("embed: dimension must be positive")
-)
+import "context"
 
 // Embedder maps text to vectors of a fixed dimension.
 //
 // Implementations must be safe for concurrent use once configured, and must
-// return vectors of length Dim() for every input.
+// return vectors of length Dim() for every input. An embedder that learns
+// its dimension from a model ([Remote] without RemoteOptions.Dimensions)
+// reports 0 until its first successful Embed.
 type Embedder interface {
-	// Dim is the length of every vector Embed returns.
+	// Dim is the length of every vector Embed returns (0 while unknown).
 	Dim() int
 	// Embed returns one vector per text, in order.
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
