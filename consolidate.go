@@ -212,7 +212,9 @@ func (db *DB) Consolidate(ctx context.Context, opts *ConsolidateOptions) ([]Cons
 
 // Consolidate runs one consolidation cycle (SmartVector §6.4): live
 // confidence recomputed and the lifecycle stepped (active ↔ dormant at the
-// dormant threshold, unconsolidated → active), memories whose valid
+// dormant threshold, unconsolidated → active; the confidence is the one a
+// search shows, Hit.Confidence, so a static memory goes dormant through
+// negative evidence, never through age), memories whose valid
 // window has ended moved off the surface, versions of a fact key with
 // different objects flagged as contradicting, ripples from the memories
 // superseded since the last run propagated along depended_by (penalty
@@ -341,7 +343,9 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	if c.dropped {
 		return nil, nil, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	cp := temporal.Preset(c.opts.Method).Confidence
+	// The lifecycle judges the confidence the engine shows (Hit.Confidence):
+	// a static memory is not made dormant by age, only by evidence.
+	cp := temporal.Preset(c.opts.Method).Confidence.Reported()
 	full := func() bool {
 		if len(edits) >= maxEdits {
 			truncated = true

@@ -14,22 +14,25 @@ import (
 // SmartVector's lifecycle: promotion on the first run, dormancy when the
 // live confidence falls below 0.15 (a tech doc, C0 = 0.85, reaches 0.106
 // at 90 days), reactivation by feedback, deprecated memories left alone;
-// every change is an audit entry, and all of it survives a crash.
+// every change is an audit entry, and all of it survives a crash. The
+// memories are versioned under SmartVector's method, whose clock decays
+// them (tidemark's holds versioned and static memories, and every method's
+// lifecycle holds static ones: TestStaticConfidenceDoesNotDecay).
 func TestConsolidateLifecycle(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := t0
 	db := openTest(t, dir, &Options{Clock: func() time.Time { return clock }})
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, Method: temporal.MethodSmartVector})
 	if _, err := c.Put(ctx, []Memory{
-		{ID: "doc", Text: "how to deploy", Vector: unit(4, 0), Source: temporal.SourceTechDoc, Created: t0},
-		{ID: "old", Text: "limit 1", Vector: unit(4, 1), Subject: "api", Relation: "limit", Object: "1", Created: t0},
+		{ID: "doc", Text: "how to deploy", Vector: unit(4, 0), Kind: temporal.Versioned, Source: temporal.SourceTechDoc, Created: t0},
+		{ID: "old", Text: "limit 1", Vector: unit(4, 1), Kind: temporal.Versioned, Subject: "api", Relation: "limit", Object: "1", Created: t0},
 	}); err != nil {
 		t.Fatal(err)
 	}
 	clock = clock.Add(time.Minute)
-	if _, err := c.Put(ctx, []Memory{{ID: "new", Text: "limit 2", Vector: unit(4, 1), Subject: "api", Relation: "limit", Object: "2", Created: t0}}); err != nil {
+	if _, err := c.Put(ctx, []Memory{{ID: "new", Text: "limit 2", Vector: unit(4, 1), Kind: temporal.Versioned, Subject: "api", Relation: "limit", Object: "2", Created: t0}}); err != nil {
 		t.Fatal(err)
 	}
 	status := func(id string) temporal.Status {

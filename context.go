@@ -73,7 +73,7 @@ func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 const contextHeader = `=== TIDEMARK RETRIEVAL CONTEXT ===
 INSTRUCTIONS:
 - Documents are ranked by relevance, recency, confidence and relational importance.
-- Confidence reflects source authority, age decay and user feedback.
+- Confidence reflects source authority and user feedback; static facts do not lose it with age.
 - If conflict warnings are present, prefer the higher-confidence source.
 - Always cite the document id, source, version and date.
 `

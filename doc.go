@@ -52,7 +52,13 @@
 // the archive index and the archived versions reachable by version links.
 // Masks at the query's valid time and transaction time remove what was
 // not true or not believed then; Explain returns each hit's signals and
-// the reason code of each removed candidate.
+// the reason code of each removed candidate. A hit's Score depends only on
+// the memory, the query's times and its Cosine (also returned), so scores
+// compare across queries and SearchRequest.MinScore means the same in
+// each; a method that normalises within the pool (the article's) ranks by
+// its pooled score and shows the pool-free one (temporal.PoolFreeScore).
+// A hit's Confidence is moved by evidence, never by age, for a static
+// memory (temporal.ConfidenceParams.Reported).
 //
 // # Durability
 //

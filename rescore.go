@@ -48,8 +48,9 @@ const MaxRescoreCandidates = kernels.MaxRescoreCandidates
 // at the query's time, or not recorded by its transaction time, is removed
 // with a reason code), decay by profile, validity, confidence from the
 // source's authority and the counters, the relational signal from
-// DependsOn. Every hit carries its signals. Every input is validated
-// first; nothing is scored if any is bad.
+// DependsOn. Every hit carries its signals; its Score, Cosine and
+// Confidence mean what they mean in a search (see Hit). Every input is
+// validated first; nothing is scored if any is bad.
 func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil RescoreRequest", ErrInvalid)
@@ -133,11 +134,13 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 		return nil, mapKernelErr(err)
 	}
 	res := &SearchResult{Plan: PlanExact, Candidates: n}
+	shown := params.Confidence.Reported()
 	for _, e := range rr.Ranked {
 		m := req.Candidates[e.ID].Memory
 		m.Vector = nil
 		sig := e.Signals
-		res.Hits = append(res.Hits, Hit{ID: m.ID, Score: e.Score, Confidence: sig.Confidence, Memory: m, Signals: &sig})
+		conf := temporal.LiveConfidence(shown, &cands[e.ID].Meta, tq.At)
+		res.Hits = append(res.Hits, Hit{ID: m.ID, Score: e.PoolFree, Cosine: sig.Sim, Confidence: conf, Memory: m, Signals: &sig})
 	}
 	for _, r := range rr.Removed {
 		res.Removed = append(res.Removed, Removed{ID: req.Candidates[r.ID].Memory.ID, Reason: r.Reason})

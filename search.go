@@ -116,14 +116,43 @@ type SearchRequest struct {
 	// remain, none when every candidate is superseded. Default 0: every
 	// candidate is scored.
 	FirstStage int
+	// MinScore, when not nil, drops the hits whose Score is below it (a
+	// hit scoring exactly MinScore is kept). It is applied to the top K,
+	// so a search returns at most K hits and fewer when some score below
+	// it; since Hit.Score does not depend on the other candidates, a
+	// threshold means the same in every query. It must be finite. Default
+	// nil: no threshold.
+	MinScore *float64
 }
 
 // Hit is one search result.
 type Hit struct {
-	ID    string
+	ID string
+	// Score is the method's score of the memory for this query (the
+	// fused stage's formula: temporal.ScorePool). It depends only on the
+	// memory, the query's times and Cosine, never on the other
+	// candidates, so a memory at the same cosine scores the same in any
+	// result set and scores of different queries compare (MinScore
+	// relies on it). For a method that normalises within the candidate
+	// pool — the article's reranker min–max normalises the cosine and the
+	// age over the pool and penalises by the normalised cosine
+	// (temporal.Params.Pooled) — that pooled value still decides the
+	// order, as the method defines it, but Score is
+	// temporal.PoolFreeScore: the same formula with the raw cosine, a
+	// pool recency of 1 and no penalty; the hits of such a method need
+	// not be in descending Score, and Signals (Explain) show the pooled
+	// inputs. For every other method Score is the ranking score.
 	Score float64
+	// Cosine is the raw cosine similarity of the memory's vector to the
+	// query's, as the fused stage computed it (float32).
+	Cosine float64
 	// Confidence is the memory's live confidence at the query's time
 	// (SmartVector §5's ConfidenceEngine), whatever the method's weights.
+	// A static memory's confidence does not decay with age under any
+	// method (temporal.ConfidenceParams.Reported): only evidence —
+	// feedback, accesses, ripple penalties from contradicted dependencies
+	// — moves it, so an uncontradicted wiki fact reports its authority
+	// prior, 0.75, however old it is.
 	Confidence float64
 	// Memory is the memory without its vector.
 	Memory Memory
@@ -139,6 +168,8 @@ type Removed struct {
 
 // SearchResult is the answer to a search.
 type SearchResult struct {
+	// Hits are the top K by the method's ranking, best first (see
+	// Hit.Score for the methods whose ranking is pool-relative).
 	Hits []Hit
 	// Removed lists the removed candidates (SearchRequest.Explain), one
 	// entry per memory.
@@ -172,6 +203,9 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	q.k = req.K
 	if q.k == 0 {
 		q.k = 10
+	}
+	if m := req.MinScore; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0)) {
+		return q, fmt.Errorf("%w: min score %v, want a finite number", ErrInvalid, *m)
 	}
 	if req.FirstStage < 0 {
 		return q, fmt.Errorf("%w: first stage %d, want ≥ 0", ErrInvalid, req.FirstStage)
@@ -307,6 +341,9 @@ func (c *Collection) Search(ctx context.Context, req *SearchRequest) (*SearchRes
 	if err != nil {
 		return nil, err
 	}
+	if m := req.MinScore; m != nil {
+		res.Hits = slices.DeleteFunc(res.Hits, func(h Hit) bool { return h.Score < *m })
+	}
 	if req.CountAccess && len(res.Hits) > 0 {
 		c.mu.RLock()
 		rows := make([]int, 0, len(res.Hits))
@@ -332,9 +369,11 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	if n == 0 {
 		return nil
 	}
-	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 && req.FirstStage == 0 {
+	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 && req.FirstStage == 0 && !q.params.Pooled() {
 		// At most one belief per memory passes the transaction-time mask,
-		// so the fused stage can scan the whole column store.
+		// so the fused stage can scan the whole column store. (A pooled
+		// method takes the explained path below: its Hit.Score is the
+		// pool-free score, computed from the signals.)
 		kq := &kernels.Query{Vector: q.vec, Time: q.tq}
 		if q.params.AdaptiveDecay {
 			kq.GroupLambda = c.groupLambdas()
@@ -344,7 +383,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 			return err
 		}
 		for _, h := range hits {
-			res.Hits = append(res.Hits, c.hit(int(h.ID), h.Score, nil, q))
+			res.Hits = append(res.Hits, c.hit(int(h.ID), h.Score, h.Sim, nil, q))
 		}
 		return nil
 	}
@@ -522,7 +561,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 	}
 	for _, e := range rr.Ranked {
 		sig := e.Signals
-		res.Hits = append(res.Hits, c.hit(int(e.ID), e.Score, &sig, q))
+		res.Hits = append(res.Hits, c.hit(int(e.ID), e.PoolFree, sig.Sim, &sig, q))
 	}
 	// One removed entry per memory, and none for a memory another belief
 	// of which was kept (a superseded belief beside the current one).
@@ -552,12 +591,15 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 	return nil
 }
 
-// hit builds a result for row j (c.mu held).
-func (c *Collection) hit(j int, score float64, sig *temporal.Signals, q *query) Hit {
+// hit builds a result for row j with its shown score and cosine (c.mu
+// held). Its confidence holds a static memory's clock whatever the method
+// (temporal.ConfidenceParams.Reported).
+func (c *Collection) hit(j int, score, cosine float64, sig *temporal.Signals, q *query) Hit {
 	r := &c.rows[j]
 	age := q.tq.At + c.epochDays - r.created
-	conf := temporal.Confidence(q.params.Confidence, r.c0, q.params.Confidence.Age(r.mem.Kind, age, 0), r.positive, r.negative, r.access)
-	return Hit{ID: r.mem.ID, Score: score, Confidence: conf, Memory: c.memory(j), Signals: sig}
+	cp := q.params.Confidence.Reported()
+	conf := temporal.Confidence(cp, r.c0, cp.Age(r.mem.Kind, age, 0), r.positive, r.negative, r.access)
+	return Hit{ID: r.mem.ID, Score: score, Cosine: cosine, Confidence: conf, Memory: c.memory(j), Signals: sig}
 }
 
 // memory is row j as the public type, without its vector (c.mu held).

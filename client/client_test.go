@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http/httptest"
 	"testing"
 
@@ -41,6 +42,13 @@ func TestClientRoundTrip(t *testing.T) {
 	hits, err := c.Search(ctx, "facts", server.SearchJSON{Vector: []float32{1, 0, 0}, K: 5, Explain: true})
 	if err != nil || len(hits.Hits) != 1 || hits.Hits[0].ID != "v2" || hits.Hits[0].Signals == nil || len(hits.Removed) != 1 {
 		t.Fatalf("search: %+v %v", hits, err)
+	}
+	if cos := hits.Hits[0].Cosine; math.Abs(cos-1/math.Sqrt(1.01)) > 1e-6 {
+		t.Errorf("v2's cosine %v, want 1/√1.01", cos)
+	}
+	above, err := c.Search(ctx, "facts", server.SearchJSON{Vector: []float32{1, 0, 0}, K: 5, MinScore: new(hits.Hits[0].Score + 0.01)})
+	if err != nil || len(above.Hits) != 0 {
+		t.Fatalf("search above every score: %+v %v", above, err)
 	}
 	h, err := c.History(ctx, "facts", "v2")
 	if err != nil || len(h) != 2 || h[0].ID != "v1" {

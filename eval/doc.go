@@ -29,7 +29,9 @@
 // Over N queries, with each query's top k: accuracy@1 (top-1 ∈ gold), MRR
 // (1/rank of the first gold id in the top k), recall@k (|gold ∩ top k| /
 // |gold|), stale rate (top-1 ∈ stale), ECE over 10 equal-width bins of the
-// top-1 confidence, the same per query type, and the nearest-rank p50 and
+// top-1 confidence, the same per query type (by_type) and per memory kind
+// of the top-1 answer (by_kind: is the confidence shown with static,
+// versioned and event answers calibrated?), and the nearest-rank p50 and
 // p99 of the search latency. Each function documents its formula.
 //
 // # Caveats

@@ -142,9 +142,10 @@ func (o *MemoryOptions) withDefaults() MemoryOptions {
 // store hands a fixed pool to the temporal reranker; the pool-relative
 // signals (normalised cosine, recency) depend on it.
 //
-// The answer is the top k ids and the top-1 row's live confidence
-// (temporal.Signals.Confidence, the ConfidenceEngine value, which is
-// computed for every method even when its weight is 0).
+// The answer is the top k ids and the top-1 row's live confidence: the
+// ConfidenceEngine value of the method's parameters, computed for every
+// method even when its weight is 0, with a static memory's clock held
+// (temporal.ConfidenceParams.Reported), as the engine shows it.
 //
 // # Concurrency
 //
@@ -519,7 +520,8 @@ func (m *Memory) Search(ctx context.Context, q QueryLine) (Ranking, error) {
 		out.IDs[j] = m.rows[s.ID].id
 	}
 	if len(top) > 0 {
-		out.Confidence = top[0].Signals.Confidence
+		c := m.rows[top[0].ID].candidate(top[0].ID, top[0].Signals.Sim, tq)
+		out.Confidence = temporal.LiveConfidence(m.params.Confidence.Reported(), &c, tq.At)
 	}
 	return out, nil
 }

@@ -388,6 +388,31 @@ func TestRunRejectsBadAnswers(t *testing.T) {
 	}
 }
 
+// Run takes an answer's top-1 kind from the corpus: two answers with a
+// static top-1 and one with an event, ECE per kind over them.
+func TestRunGroupsByTopKind(t *testing.T) {
+	corpus := []CorpusLine{{ID: "a", Text: "x"}, {ID: "b", Text: "y", Kind: temporal.Event}}
+	queries := []QueryLine{
+		{ID: "q1", Text: "x", Now: now2026, Gold: []string{"a"}},
+		{ID: "q2", Text: "x", Now: now2026, Gold: []string{"b"}},
+	}
+	rep, err := Run(ctx, badSearcher{Ranking{IDs: []string{"a", "b"}, Confidence: 0.75}}, corpus, queries, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both answers are a (static) at 0.75: one hit, one miss → ECE 0.25.
+	if s := rep.ByKind["static"]; len(rep.ByKind) != 1 || s.Queries != 2 || !near(s.ECE, 0.25) || !near(s.AccuracyAt1, 0.5) {
+		t.Errorf("by_kind %+v", rep.ByKind)
+	}
+	rep, err = Run(ctx, badSearcher{Ranking{IDs: []string{"b"}, Confidence: 0.5}}, corpus, queries, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := rep.ByKind["event"]; len(rep.ByKind) != 1 || e.Queries != 2 || !near(e.ECE, 0) {
+		t.Errorf("by_kind %+v", rep.ByKind)
+	}
+}
+
 // Times centuries away from 1970 keep their order (time.Time.Sub would
 // saturate at ±292 years).
 func TestMemoryDistantTimes(t *testing.T) {

@@ -19,6 +19,10 @@ type Outcome struct {
 	// Confidence is the top-1 result's confidence in [0, 1]; it is read as
 	// 0 when Ranked is empty.
 	Confidence float64
+	// Kind is the memory kind of the top-1 result ("static", "versioned"
+	// or "event": its corpus line's kind), which groups the query in the
+	// report's by_kind; empty when Ranked is empty.
+	Kind string
 	// Latency is the time the search took.
 	Latency time.Duration
 }
@@ -209,8 +213,8 @@ type Latency struct {
 
 // Report is the result of an evaluation, the JSON object of DESIGN
 // "Evaluation contract": {"method", "queries", "accuracy_at_1", "mrr",
-// "recall_at_k", "stale_rate", "ece", "by_type", "latency_ms"}, plus
-// "per_query" when PerQuery is set.
+// "recall_at_k", "stale_rate", "ece", "by_type", "latency_ms"}, with
+// "by_kind" after "by_type", and "per_query" when PerQuery is set.
 type Report struct {
 	// Method names the configuration that was evaluated.
 	Method string `json:"method"`
@@ -219,6 +223,13 @@ type Report struct {
 	// ByType holds the same metrics per query type (queries without a type
 	// are left out).
 	ByType map[string]Metrics `json:"by_type"`
+	// ByKind holds the same metrics per memory kind of the top-1 result
+	// ("static", "versioned", "event"; queries without a result are left
+	// out): the ECE of by_kind.static is the calibration of the confidence
+	// shown with static answers, which does not decay with age, beside
+	// that of versioned and event answers. Accuracy@1 of a kind is the
+	// fraction of the answers of that kind that are gold.
+	ByKind map[string]Metrics `json:"by_kind"`
 	// Latency are the p50 and p99 of the per-query search time
 	// (nearest-rank, see [Percentile]).
 	Latency Latency `json:"latency_ms"`
@@ -229,10 +240,12 @@ type Report struct {
 
 // QueryResult is one query's answer in a [Report].
 type QueryResult struct {
-	ID         string   `json:"id"`
-	Type       string   `json:"type,omitempty"`
-	Ranked     []string `json:"ranked"`
-	Confidence float64  `json:"confidence"`
+	ID     string   `json:"id"`
+	Type   string   `json:"type,omitempty"`
+	Ranked []string `json:"ranked"`
+	// Kind is the top-1 result's memory kind (Outcome.Kind).
+	Kind       string  `json:"kind,omitempty"`
+	Confidence float64 `json:"confidence"`
 	// Hit: the top-1 is gold; Stale: the top-1 is stale.
 	Hit       bool    `json:"hit"`
 	Stale     bool    `json:"stale"`
@@ -241,28 +254,35 @@ type QueryResult struct {
 
 // NewReport summarises outcomes (in query order) into a report.
 func NewReport(method string, os []Outcome) Report {
-	r := Report{Method: method, Metrics: Summarize(os), ByType: map[string]Metrics{}}
+	r := Report{Method: method, Metrics: Summarize(os), ByType: map[string]Metrics{}, ByKind: map[string]Metrics{}}
 	byType := map[string][]Outcome{}
-	var order []string
+	byKind := map[string][]Outcome{}
 	ms := make([]float64, len(os))
 	for i := range os {
 		o := &os[i]
 		ms[i] = float64(o.Latency) / float64(time.Millisecond)
 		if o.Type != "" {
-			if _, ok := byType[o.Type]; !ok {
-				order = append(order, o.Type)
-			}
 			byType[o.Type] = append(byType[o.Type], *o)
+		}
+		kind := ""
+		if len(o.Ranked) > 0 {
+			kind = o.Kind
+		}
+		if kind != "" {
+			byKind[kind] = append(byKind[kind], *o)
 		}
 		ranked := o.topK()
 		if ranked == nil {
 			ranked = []string{}
 		}
-		r.PerQuery = append(r.PerQuery, QueryResult{ID: o.ID, Type: o.Type, Ranked: ranked,
+		r.PerQuery = append(r.PerQuery, QueryResult{ID: o.ID, Type: o.Type, Ranked: ranked, Kind: kind,
 			Confidence: o.topConfidence(), Hit: o.Hit(), Stale: o.StaleHit(), LatencyMS: ms[i]})
 	}
-	for _, t := range order {
-		r.ByType[t] = Summarize(byType[t])
+	for t, g := range byType {
+		r.ByType[t] = Summarize(g)
+	}
+	for k, g := range byKind {
+		r.ByKind[k] = Summarize(g)
 	}
 	r.Latency = Latency{P50: Percentile(ms, 50), P99: Percentile(ms, 99)}
 	return r

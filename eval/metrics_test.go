@@ -157,7 +157,7 @@ func TestReportJSONShape(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"method", "queries", "accuracy_at_1", "mrr", "recall_at_k", "stale_rate", "ece", "by_type", "latency_ms"}
+	want := []string{"method", "queries", "accuracy_at_1", "mrr", "recall_at_k", "stale_rate", "ece", "by_type", "by_kind", "latency_ms"}
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v\nwant %v", keys, want)
 	}
@@ -190,5 +190,64 @@ func TestWriteTable(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("table lacks %q:\n%s", s, out)
 		}
+	}
+}
+
+// byKindWorked are answers whose top-1 memories are of each kind, worked
+// by hand:
+//
+//	static     0.75 hit, 0.75 hit, 0.72 miss  → bin 7: acc 2/3, conf 0.74
+//	           0.30 miss                      → bin 3: acc 0, conf 0.30
+//	           ECE = 3/4·|2/3 − 0.74| + 1/4·0.30 = 0.055 + 0.075 = 0.13
+//	           accuracy@1 = 2/4
+//	versioned  0.90 hit, 0.95 miss            → bin 9: acc 1/2, conf 0.925
+//	           ECE = 0.425, accuracy@1 = 1/2
+//	event      0.05 miss                      → ECE = 0.05, accuracy@1 = 0
+//
+// and one query without a result, left out of by_kind whatever its Kind.
+func byKindWorked() []Outcome {
+	o := func(id, kind string, conf float64, hit bool) Outcome {
+		top := "wrong"
+		if hit {
+			top = "g"
+		}
+		return Outcome{ID: id, Type: "current", K: 1, Gold: []string{"g"}, Ranked: []string{top}, Confidence: conf, Kind: kind}
+	}
+	return []Outcome{
+		o("s1", "static", 0.75, true), o("s2", "static", 0.75, true), o("s3", "static", 0.72, false), o("s4", "static", 0.30, false),
+		o("v1", "versioned", 0.90, true), o("v2", "versioned", 0.95, false),
+		o("e1", "event", 0.05, false),
+		{ID: "n1", Type: "current", K: 1, Gold: []string{"g"}, Kind: "static"},
+	}
+}
+
+func TestReportByKindWorked(t *testing.T) {
+	r := NewReport("tidemark", byKindWorked())
+	if len(r.ByKind) != 3 {
+		t.Fatalf("by_kind %v", r.ByKind)
+	}
+	for _, c := range []struct {
+		kind     string
+		n        int
+		acc, ece float64
+	}{
+		{"static", 4, 0.5, 0.13},
+		{"versioned", 2, 0.5, 0.425},
+		{"event", 1, 0, 0.05},
+	} {
+		m := r.ByKind[c.kind]
+		if m.Queries != c.n || !near(m.AccuracyAt1, c.acc) || !near(m.ECE, c.ece) {
+			t.Errorf("by_kind %s = %+v, want %d queries, accuracy %v, ECE %v", c.kind, m, c.n, c.acc, c.ece)
+		}
+	}
+	if r.ByType["current"].Queries != 8 || r.PerQuery[0].Kind != "static" || r.PerQuery[7].Kind != "" {
+		t.Errorf("by_type %+v, per query kinds %q %q", r.ByType, r.PerQuery[0].Kind, r.PerQuery[7].Kind)
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "kind:versioned") {
+		t.Errorf("the table has no per-kind column:\n%s", b.String())
 	}
 }

@@ -17,9 +17,9 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable prints the report for people: one column for all queries and
-// one per query type, then the latencies, then (when PerQuery is set) one
-// line per query.
+// WriteTable prints the report for people: one column for all queries, one
+// per query type and one per top-1 memory kind ("kind:static", …), then
+// the latencies, then (when PerQuery is set) one line per query.
 func (r *Report) WriteTable(w io.Writer) error {
 	ew := &textout.Writer{W: w}
 	ew.Printf("method %s, %d queries\n\n", r.Method, r.Queries)
@@ -29,10 +29,18 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	slices.Sort(types)
 	cols := []Metrics{r.Metrics}
+	for _, t := range types {
+		cols = append(cols, r.ByType[t])
+	}
+	for _, k := range []string{"static", "versioned", "event"} {
+		if m, ok := r.ByKind[k]; ok {
+			types = append(types, "kind:"+k)
+			cols = append(cols, m)
+		}
+	}
 	width := 8
 	ew.Printf("%-12s %*s", "", width, "all")
 	for _, t := range types {
-		cols = append(cols, r.ByType[t])
 		width := max(width, len(t))
 		ew.Printf(" %*s", width, t)
 	}

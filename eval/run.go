@@ -30,17 +30,20 @@ type Ranking struct {
 // Run evaluates s on a corpus and its queries: it checks them ([Check]),
 // ingests the corpus, runs the queries one at a time in order, timing each
 // Search call, and summarises the answers ([NewReport]) under the name
-// method. Results beyond a query's k are ignored; an answer that names an
-// id outside the corpus, names one twice, or gives a confidence outside
-// [0, 1] is an error wrapping [ErrBadResult] or [ErrUnknownID]. Run checks
-// ctx between queries.
+// method; an answer's top-1 kind (by_kind) is its corpus line's. Results
+// beyond a query's k are ignored; an answer that names an id outside the
+// corpus, names one twice, or gives a confidence outside [0, 1] is an
+// error wrapping [ErrBadResult] or [ErrUnknownID]. Run checks ctx between
+// queries.
 func Run(ctx context.Context, s Searcher, corpus []CorpusLine, queries []QueryLine, method string) (Report, error) {
 	if err := Check(corpus, queries); err != nil {
 		return Report{}, err
 	}
 	ids := make(map[string]bool, len(corpus))
+	kinds := make(map[string]string, len(corpus))
 	for i := range corpus {
 		ids[corpus[i].ID] = true
+		kinds[corpus[i].ID] = corpus[i].Kind.String()
 	}
 	if err := s.Ingest(ctx, corpus); err != nil {
 		return Report{}, fmt.Errorf("eval: ingest: %w", err)
@@ -62,6 +65,9 @@ func Run(ctx context.Context, s Searcher, corpus []CorpusLine, queries []QueryLi
 		}
 		outcomes[i] = Outcome{ID: q.ID, Type: q.Type, K: q.TopK(), Gold: q.Gold, Stale: q.Stale,
 			Ranked: r.IDs, Confidence: r.Confidence, Latency: elapsed}
+		if len(r.IDs) > 0 {
+			outcomes[i].Kind = kinds[r.IDs[0]]
+		}
 	}
 	return NewReport(method, outcomes), nil
 }

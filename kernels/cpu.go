@@ -324,7 +324,7 @@ func (s *scratch) sharedBlock(ws *workerState, lo, hi int) {
 			if ws.event[r] && p.EventFloor > 0 && sim < p.EventFloor {
 				score -= gateCut * ws.t0[r]
 			}
-			h.push(Hit{Index: i, ID: b.ID[i], Score: score})
+			h.push(Hit{Index: i, ID: b.ID[i], Score: score, Sim: sim})
 		}
 	}
 }
@@ -382,7 +382,7 @@ func (s *scratch) emit(ws *workerState, j, i int, sim float64, reason temporal.R
 		}
 	}
 	score, _ := e.signals(i, sim, false)
-	ws.heaps[j].push(Hit{Index: i, ID: s.b.ID[i], Score: score})
+	ws.heaps[j].push(Hit{Index: i, ID: s.b.ID[i], Score: score, Sim: sim})
 }
 
 // prepare validates the batch and the queries, and sets up the epilogues.
@@ -402,7 +402,7 @@ func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *te
 	if q != nil {
 		nq = 1
 	}
-	pool := p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0
+	pool := p.Pooled()
 	s := c.get(b, p, nq, pool)
 	s.ctx = ctx
 	if q != nil {

@@ -32,7 +32,7 @@ type epilogue struct {
 func newEpilogue(b *Batch, q *Query, p *temporal.Params) epilogue {
 	e := epilogue{
 		b: b, q: &q.Time, p: p, groupLambda: q.GroupLambda,
-		pool:       p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0,
+		pool:       p.Pooled(),
 		confLambda: temporal.Lambda(p.Confidence.HalfLife),
 	}
 	if p.Combine != temporal.CombineProduct {

@@ -27,18 +27,18 @@ func plainDot(a, b []float32) float32 {
 	return s
 }
 
-// plainScores computes every row's similarity, reason and score.
-func (Plain) plainScores(ctx context.Context, b *Batch, q *Query, p *temporal.Params) ([]float64, []temporal.Reason, Stats, error) {
+// plainScores computes every row's score, similarity and reason.
+func (Plain) plainScores(ctx context.Context, b *Batch, q *Query, p *temporal.Params) ([]float64, []float64, []temporal.Reason, Stats, error) {
 	var st Stats
 	if err := b.checkShape(); err != nil {
-		return nil, nil, st, err
+		return nil, nil, nil, st, err
 	}
 	if p == nil {
-		return nil, nil, st, fmt.Errorf("%w: nil params", ErrInvalid)
+		return nil, nil, nil, st, fmt.Errorf("%w: nil params", ErrInvalid)
 	}
 	qn := make([]float32, b.Dim)
 	if err := checkQuery(b, q, p, qn); err != nil {
-		return nil, nil, st, err
+		return nil, nil, nil, st, err
 	}
 	e := newEpilogue(b, q, p)
 	n := b.Len()
@@ -48,7 +48,7 @@ func (Plain) plainScores(ctx context.Context, b *Batch, q *Query, p *temporal.Pa
 	for i := 0; i < n; i++ {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, nil, st, err
+				return nil, nil, nil, st, err
 			}
 		}
 		sims[i] = float64(plainDot(b.Vectors[i*b.Dim:(i+1)*b.Dim], qn))
@@ -73,7 +73,7 @@ func (Plain) plainScores(ctx context.Context, b *Batch, q *Query, p *temporal.Pa
 		}
 		out[i], _ = e.signals(i, sims[i], false)
 	}
-	return out, reasons, st, nil
+	return out, sims, reasons, st, nil
 }
 
 // Score implements Backend.
@@ -81,7 +81,7 @@ func (pl Plain) Score(ctx context.Context, b *Batch, q *Query, p *temporal.Param
 	if len(out) != b.Len() || len(reasons) != b.Len() {
 		return Stats{}, fmt.Errorf("%w: output has %d scores and %d reasons for %d candidates", ErrInvalid, len(out), len(reasons), b.Len())
 	}
-	scores, rs, st, err := pl.plainScores(ctx, b, q, p)
+	scores, _, rs, st, err := pl.plainScores(ctx, b, q, p)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -95,14 +95,14 @@ func (pl Plain) TopK(ctx context.Context, b *Batch, q *Query, p *temporal.Params
 	if k < 0 {
 		return dst, Stats{}, fmt.Errorf("%w: k = %d", ErrInvalid, k)
 	}
-	scores, rs, st, err := pl.plainScores(ctx, b, q, p)
+	scores, sims, rs, st, err := pl.plainScores(ctx, b, q, p)
 	if err != nil {
 		return dst, Stats{}, err
 	}
 	var all []Hit
 	for i, s := range scores {
 		if rs[i] == temporal.ReasonNone {
-			all = append(all, Hit{Index: i, ID: b.ID[i], Score: s})
+			all = append(all, Hit{Index: i, ID: b.ID[i], Score: s, Sim: sims[i]})
 		}
 	}
 	sort.Slice(all, func(a, c int) bool { return better(all[a].Score, all[a].ID, all[c].Score, all[c].ID) })

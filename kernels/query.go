@@ -24,7 +24,12 @@ type Hit struct {
 	// Index is the candidate's row in the batch.
 	Index int
 	ID    uint64
+	// Score is the method's score, the ranking order (relative to the
+	// pool under pooled parameters: temporal.Params.Pooled).
 	Score float64
+	// Sim is the raw cosine similarity of the candidate to the query, as
+	// the stage computed it (float32 dot product of unit vectors).
+	Sim float64
 }
 
 // better is the ranking order: higher score, then lower id.

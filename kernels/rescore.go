@@ -43,9 +43,16 @@ type RescoreRequest struct {
 
 // Explained is one rescored candidate with every signal behind its score.
 type Explained struct {
-	ID      uint64
-	Score   float64
-	Signals temporal.Signals
+	ID uint64
+	// Score is the method's score, the ranking order; under pooled
+	// parameters (temporal.Params.Pooled, the article's reranker) it is
+	// relative to this request's pool.
+	Score float64
+	// PoolFree is temporal.PoolFreeScore of the signals: Score without
+	// its pool-relative inputs, comparable across requests (equal to
+	// Score when the parameters are not pooled).
+	PoolFree float64
+	Signals  temporal.Signals
 }
 
 // RescoreResult is tidemark's ranking of the request's candidates.
@@ -146,7 +153,11 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 			continue
 		}
 		score, sig := e.signals(i, sims[i], true)
-		res.Ranked = append(res.Ranked, Explained{ID: b.ID[i], Score: score, Signals: sig})
+		free := score
+		if req.Params.Pooled() {
+			free = temporal.PoolFreeScore(&req.Params, &sig)
+		}
+		res.Ranked = append(res.Ranked, Explained{ID: b.ID[i], Score: score, PoolFree: free, Signals: sig})
 	}
 	sort.Slice(res.Ranked, func(a, c int) bool {
 		return better(res.Ranked[a].Score, res.Ranked[a].ID, res.Ranked[c].Score, res.Ranked[c].ID)

@@ -14,8 +14,8 @@ import (
 // float32 rounding of the stored metadata (floors, λ).
 func TestRescoreMatchesReferenceWithSims(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 1))
-	for _, m := range temporal.Methods() {
-		p := temporal.Preset(m)
+	for _, p := range presetsAndHolds() {
+		m := p.Method
 		cands := make([]temporal.Candidate, 200)
 		req := RescoreRequest{Time: temporal.At(0), Params: p, GroupLambda: []float64{0.01, 0.03}}
 		for i := range cands {
@@ -46,8 +46,11 @@ func TestRescoreMatchesReferenceWithSims(t *testing.T) {
 			if g.ID != w.ID || !near(g.Score, w.Score) || gs.State != ws.State || gs.EventGated != ws.EventGated ||
 				gs.Penalty != ws.Penalty || !near(gs.Sim, ws.Sim) || !near(gs.SimNorm, ws.SimNorm) || !near(gs.Age, ws.Age) ||
 				!near(gs.Decay, ws.Decay) || !near(gs.Recency, ws.Recency) || !near(gs.Temporal, ws.Temporal) ||
-				!near(gs.Confidence, ws.Confidence) || !near(gs.Relational, ws.Relational) {
+				!near(gs.Confidence, ws.Confidence) || !near(gs.Relational, ws.Relational) || !near(g.PoolFree, w.PoolFree) {
 				t.Errorf("%v rank %d: got %+v, reference %+v", m, i, g, w)
+			}
+			if !p.Pooled() && g.PoolFree != g.Score {
+				t.Errorf("%v rank %d: pool-free score %v ≠ score %v without pool statistics", m, i, g.PoolFree, g.Score)
 			}
 		}
 		for i := range ref.Removed {

@@ -130,6 +130,9 @@ type SearchJSON struct {
 	Weights *WeightsJSON `json:"weights,omitempty"`
 	Plan    string       `json:"plan,omitempty"`
 	Explain bool         `json:"explain,omitempty"`
+	// MinScore drops the hits scoring below it (tidemark.SearchRequest's
+	// MinScore); absent means no threshold.
+	MinScore *float64 `json:"min_score,omitempty"`
 }
 
 // RangeJSON is a time range.
@@ -146,10 +149,13 @@ type WeightsJSON struct {
 	Relational float64 `json:"relational"`
 }
 
-// HitJSON is one search result.
+// HitJSON is one search result: tidemark.Hit on the wire.
 type HitJSON struct {
-	ID         string            `json:"id"`
+	ID string `json:"id"`
+	// Score is comparable across queries and Cosine is the raw cosine
+	// (see tidemark.Hit).
 	Score      float64           `json:"score"`
+	Cosine     float64           `json:"cosine"`
 	Confidence float64           `json:"confidence"`
 	Memory     MemoryJSON        `json:"memory"`
 	Signals    *temporal.Signals `json:"signals,omitempty"`
@@ -172,7 +178,7 @@ type ResultJSON struct {
 func resultJSON(r *tidemark.SearchResult) ResultJSON {
 	out := ResultJSON{Hits: []HitJSON{}, Plan: r.Plan.String(), Candidates: r.Candidates}
 	for _, h := range r.Hits {
-		out.Hits = append(out.Hits, HitJSON{ID: h.ID, Score: h.Score, Confidence: h.Confidence, Memory: memoryJSON(h.Memory), Signals: h.Signals})
+		out.Hits = append(out.Hits, HitJSON{ID: h.ID, Score: h.Score, Cosine: h.Cosine, Confidence: h.Confidence, Memory: memoryJSON(h.Memory), Signals: h.Signals})
 	}
 	for _, x := range r.Removed {
 		out.Removed = append(out.Removed, RemovedJSON{ID: x.ID, Reason: x.Reason})
@@ -502,7 +508,8 @@ func (s *Server) routes() {
 
 func searchRequest(req *SearchJSON) (*tidemark.SearchRequest, error) {
 	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
-		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Sources: req.Sources, Explain: req.Explain}
+		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Sources: req.Sources, Explain: req.Explain,
+		MinScore: req.MinScore}
 	if req.Method != "" {
 		m, err := temporal.ParseMethod(req.Method)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -209,6 +210,61 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	db.Close()
 	if r := call(t, ts, "GET", "/readyz", "", ""); r.status != 503 {
 		t.Fatalf("readyz after close: %d", r.status)
+	}
+}
+
+// A search answer carries each hit's raw cosine beside its score, and
+// min_score drops the hits scoring below it. With the plain method the
+// score is the cosine: a 1, b 0.6, c 0.
+func TestSearchMinScoreAndCosine(t *testing.T) {
+	ts, _ := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3,"method":"plain"}`)
+	put := `{"memories":[{"id":"a","text":"a","vector":[1,0,0]},{"id":"b","text":"b","vector":[0.6,0.8,0]},{"id":"c","text":"c","vector":[0,0,1]}]}`
+	if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, put); r.status != 200 {
+		t.Fatalf("put: %d %s", r.status, r.raw)
+	}
+	search := func(body string) []map[string]any {
+		t.Helper()
+		r := call(t, ts, "POST", "/v1/collections/facts/search", reader, body)
+		if r.status != 200 {
+			t.Fatalf("%s: %d %s", body, r.status, r.raw)
+		}
+		var hits []map[string]any
+		for _, h := range r.body["hits"].([]any) {
+			hits = append(hits, h.(map[string]any))
+		}
+		return hits
+	}
+	hits := search(`{"vector":[1,0,0],"k":3}`)
+	want := map[string]float64{"a": 1, "b": 0.6, "c": 0}
+	if len(hits) != 3 {
+		t.Fatalf("hits %v", hits)
+	}
+	for _, h := range hits {
+		id, _ := h["id"].(string)
+		cos, ok := h["cosine"].(float64)
+		if !ok || math.Abs(cos-want[id]) > 1e-6 || math.Abs(h["score"].(float64)-want[id]) > 1e-6 {
+			t.Errorf("hit %v: want cosine and score %v", h, want[id])
+		}
+	}
+	for body, n := range map[string]int{
+		`{"vector":[1,0,0],"k":3,"min_score":0.5}`:                  2,
+		`{"vector":[1,0,0],"k":3,"min_score":0.7,"explain":true}`:   1,
+		`{"vector":[1,0,0],"k":3,"min_score":-1}`:                   3,
+		`{"vector":[1,0,0],"k":3,"min_score":2}`:                    0,
+		`{"vector":[1,0,0],"k":3,"min_score":0.5,"method":"plain"}`: 2,
+	} {
+		if got := search(body); len(got) != n || (n > 0 && got[0]["id"] != "a") {
+			t.Errorf("%s: %v, want the first %d", body, got, n)
+		}
+	}
+	// The assembled context applies it too.
+	if r := call(t, ts, "POST", "/v1/collections/facts/context", reader, `{"vector":[1,0,0],"k":3,"min_score":0.7,"text_only":true}`); r.status != 200 ||
+		!strings.Contains(r.raw, "[a]") || strings.Contains(r.raw, "[b]") {
+		t.Errorf("context with min_score: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "POST", "/v1/collections/facts/search", reader, `{"vector":[1,0,0],"min_score":"high"}`); r.status != 400 || code(r) != "invalid_argument" {
+		t.Errorf("a string min_score: %d %s", r.status, r.raw)
 	}
 }
 

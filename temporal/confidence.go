@@ -26,15 +26,42 @@ type ConfidenceParams struct {
 	// which supersession already answers. Off in SmartVector's defaults,
 	// on in tidemark's preset.
 	HoldVersioned bool
+	// HoldStatic stops the clock for static memories: their age in the
+	// decay is 0, so only evidence moves their confidence — the authority
+	// prior (less ripple penalties from contradicted dependencies), positive
+	// and negative feedback, accesses. A static fact (a definition, a
+	// published finding, a wiki page on how a thing works) is not less true
+	// for being old: a wiki fact of 0.75 that nobody has contradicted must
+	// not report 0.01 after 18 months, as SmartVector's clock makes it.
+	// Staleness of a static memory is the decay signal's business (its
+	// profile's half-life and floor), not the confidence's. Off in
+	// SmartVector's defaults (§5 decays every memory), on in tidemark's
+	// preset; the engine always sets it for the confidence it reports and
+	// lifecycles by ([ConfidenceParams.Reported]).
+	HoldStatic bool
 }
 
 // Age returns the age the ConfidenceEngine decays a memory of kind k by:
-// at − from, or 0 for a versioned memory under HoldVersioned.
+// at − from, or 0 for a versioned memory under HoldVersioned and for a
+// static one under HoldStatic.
 func (p ConfidenceParams) Age(k Kind, at, from float64) float64 {
-	if p.HoldVersioned && k == Versioned {
+	if (p.HoldVersioned && k == Versioned) || (p.HoldStatic && k == Static) {
 		return 0
 	}
 	return at - from
+}
+
+// Reported returns p with HoldStatic set: the parameters of the confidence
+// a user is shown (the engine's Hit.Confidence, the evaluation contract's
+// top-1 confidence) and of the lifecycle (dormancy at DormantThreshold),
+// whatever the scoring method. A method's score may follow its source to
+// the letter — the SmartVector and article presets decay every memory's
+// confidence by age, and their published numbers are reproduced with
+// that — but the confidence tidemark states about a static fact is moved
+// by evidence only, under every method. HoldVersioned stays the method's.
+func (p ConfidenceParams) Reported() ConfidenceParams {
+	p.HoldStatic = true
+	return p
 }
 
 // DefaultConfidence returns SmartVector §5's defaults: α_pos = 0.03,
@@ -62,6 +89,14 @@ func Confidence(p ConfidenceParams, c0, age, pos, neg, access float64) float64 {
 	decayed := c0 * Decay(Lambda(p.HalfLife), age, 0)
 	fb := math.Min(p.Max, math.Max(p.Min, decayed+p.AlphaPos*pos-p.AlphaNeg*neg))
 	return math.Min(p.Max, fb+p.Beta*math.Log1p(access))
+}
+
+// LiveConfidence is [Confidence] of candidate c at valid time at: its C0,
+// its age p.Age(c.Kind, at, c.ConfidenceFrom) and its counters. The score's
+// confidence signal is LiveConfidence(p.Confidence, c, q.At); the confidence
+// shown with a result is LiveConfidence(p.Confidence.Reported(), c, q.At).
+func LiveConfidence(p ConfidenceParams, c *Candidate, at float64) float64 {
+	return Confidence(p, c.BaseConfidence, p.Age(c.Kind, at, c.ConfidenceFrom), c.Positive, c.Negative, c.Access)
 }
 
 // RelationalBonus is SmartVector §4's Signal 4, a log-saturating bonus for

@@ -127,35 +127,102 @@ func TestRipple(t *testing.T) {
 	}
 }
 
-// Under HoldVersioned (tidemark's preset) a versioned memory's confidence
-// is its authority whatever its age; a static one still decays.
-func TestConfidenceHoldVersioned(t *testing.T) {
+// Under tidemark's preset the clock stops for versioned memories
+// (HoldVersioned) and static ones (HoldStatic): their confidence is their
+// authority and feedback whatever their age; an event's still decays, and
+// SmartVector's preset decays all three, as its §5 does.
+func TestConfidenceHolds(t *testing.T) {
 	p := Preset(MethodTidemark)
-	if !p.Confidence.HoldVersioned || Preset(MethodSmartVector).Confidence.HoldVersioned {
-		t.Fatal("HoldVersioned is tidemark's alone")
+	if !p.Confidence.HoldVersioned || !p.Confidence.HoldStatic {
+		t.Fatal("tidemark's preset must hold versioned and static memories")
 	}
-	cands := []Candidate{
-		{ID: 1, Sim: 0.5, Kind: Versioned, CreatedAt: -300, Valid: Window{-300, Open}, Recorded: Window{-300, Open}, BaseConfidence: 0.9, ConfidenceFrom: -300},
-		{ID: 2, Sim: 0.5, Kind: Static, CreatedAt: -300, Valid: Window{-Open, Open}, Recorded: Window{-300, Open}, BaseConfidence: 0.9, ConfidenceFrom: -300},
+	for _, m := range Methods() {
+		if c := Preset(m).Confidence; m != MethodTidemark && (c.HoldVersioned || c.HoldStatic) {
+			t.Errorf("%v holds a clock (%+v): the reproduction presets decay as their sources do", m, c)
+		}
 	}
-	res, err := ScorePool(At(0), p, cands)
+	cand := func(id uint64, k Kind) Candidate {
+		return Candidate{ID: id, Sim: 0.5, Kind: k, CreatedAt: -300, Valid: Always, Recorded: Window{-300, Open},
+			BaseConfidence: 0.9, ConfidenceFrom: -300}
+	}
+	cands := []Candidate{cand(1, Versioned), cand(2, Static), cand(3, Event)}
+	conf := func(p Params) map[uint64]float64 {
+		res, err := ScorePool(At(0), p, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[uint64]float64{}
+		for _, r := range res.Ranked {
+			got[r.ID] = r.Signals.Confidence
+		}
+		return got
+	}
+	decayed := Confidence(p.Confidence, 0.9, 300, 0, 0, 0) // 0.9·2^(−10) → clipped to 0.01
+	if decayed != 0.01 {
+		t.Fatalf("decayed confidence %v, want the clip 0.01", decayed)
+	}
+	got := conf(p)
+	if got[1] != 0.9 || got[2] != 0.9 || got[3] != decayed {
+		t.Errorf("tidemark: versioned %v static %v event %v, want 0.9 0.9 %v", got[1], got[2], got[3], decayed)
+	}
+	got = conf(Preset(MethodSmartVector))
+	if got[1] != decayed || got[2] != decayed || got[3] != decayed {
+		t.Errorf("smartvector: versioned %v static %v event %v, want %v for all", got[1], got[2], got[3], decayed)
+	}
+	for _, c := range []struct {
+		p    ConfidenceParams
+		k    Kind
+		want float64
+	}{
+		{p.Confidence, Versioned, 0}, {p.Confidence, Static, 0}, {p.Confidence, Event, 7},
+		{DefaultConfidence(), Versioned, 7}, {DefaultConfidence(), Static, 7},
+		{DefaultConfidence().Reported(), Static, 0}, {DefaultConfidence().Reported(), Versioned, 7},
+		{DefaultConfidence().Reported(), Event, 7},
+	} {
+		if a := c.p.Age(c.k, 10, 3); a != c.want {
+			t.Errorf("Age(%v) with hold versioned %v static %v = %v, want %v", c.k, c.p.HoldVersioned, c.p.HoldStatic, a, c.want)
+		}
+	}
+}
+
+// The observation: a true static fact from a wiki (C0 = 0.75)
+// reported confidence 0.01 after 18 months. The confidence shown for it
+// (Reported) is its authority prior under every method; evidence still
+// moves it: two positive feedbacks +0.06, one negative −0.08, twelve
+// accesses +0.01·ln 13.
+func TestStaticWikiFactKeepsItsPrior(t *testing.T) {
+	const age = 548 // 18 months in days
+	wiki := Candidate{ID: 1, Sim: 0.6, Kind: Static, CreatedAt: -age, Valid: Always, Recorded: Always,
+		HalfLife: SmartVectorHalfLife, BaseConfidence: SourceWiki.Authority(), ConfidenceFrom: -age}
+	for _, m := range Methods() {
+		p := Preset(m)
+		if got := LiveConfidence(p.Confidence.Reported(), &wiki, 0); got != 0.75 {
+			t.Errorf("%v: shown confidence %v after 18 months, want the wiki prior 0.75", m, got)
+		}
+	}
+	// SmartVector's own clock is what produced the observation.
+	if got := LiveConfidence(DefaultConfidence(), &wiki, 0); got != 0.01 {
+		t.Errorf("SmartVector §5 after 18 months: %v, want the clip 0.01", got)
+	}
+	shown := DefaultConfidence().Reported()
+	w := wiki
+	w.Positive, w.Negative, w.Access = 2, 1, 12
+	approx(t, "evidence", LiveConfidence(shown, &w, 0), 0.75+0.06-0.08+0.01*math.Log(13), 1e-12)
+	w = wiki
+	w.BaseConfidence = 0.75 - 0.15 // a ripple from a superseded dependency
+	approx(t, "ripple", LiveConfidence(shown, &w, 0), 0.60, 1e-12)
+	w = wiki
+	w.Negative = 9 // 0.75 − 0.72 = 0.03: dormant through evidence alone
+	approx(t, "refuted", LiveConfidence(shown, &w, 0), 0.03, 1e-12)
+	if NextStatus(Active, LiveConfidence(shown, &w, 0), shown) != Dormant {
+		t.Error("a refuted static fact must go dormant")
+	}
+	// The tidemark preset scores with the held confidence too.
+	res, err := ScorePool(At(0), Preset(MethodTidemark), []Candidate{wiki})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[uint64]float64{}
-	for _, r := range res.Ranked {
-		got[r.ID] = r.Signals.Confidence
-	}
-	if got[1] != 0.9 {
-		t.Errorf("versioned confidence %v, want its authority 0.9", got[1])
-	}
-	if want := Confidence(p.Confidence, 0.9, 300, 0, 0, 0); math.Abs(got[2]-want) > 1e-12 || got[2] > 0.01 {
-		t.Errorf("static confidence %v, want the decayed %v", got[2], want)
-	}
-	if a := p.Confidence.Age(Versioned, 10, 3); a != 0 {
-		t.Errorf("Age(versioned) = %v", a)
-	}
-	if a := DefaultConfidence().Age(Versioned, 10, 3); a != 7 {
-		t.Errorf("Age without hold = %v", a)
+	if c := res.Ranked[0].Signals.Confidence; c != 0.75 {
+		t.Errorf("tidemark's confidence signal %v, want 0.75", c)
 	}
 }

@@ -16,7 +16,9 @@ const (
 	// MethodTidemark is the engine's own default: hard masks (expired and
 	// superseded memories never appear), the event boost and gate, decay
 	// floors, and SmartVector's four signals combined relevance first
-	// ([CombineGated] with [TidemarkWeights]).
+	// ([CombineGated] with [TidemarkWeights]); the confidence of static and
+	// versioned memories does not decay with age (ConfidenceParams'
+	// HoldStatic and HoldVersioned): only an event's does.
 	MethodTidemark Method = iota
 	// MethodPlain is cosine only — naive RAG, SmartVector §9.2 M1.
 	MethodPlain
@@ -226,6 +228,7 @@ func Preset(m Method) Params {
 		p.MaskExpired, p.MaskRetired = true, true
 		p.EventBoost, p.EventFloor, p.EventGateFactor = 1.2, 0.20, 0.5
 		p.Confidence.HoldVersioned = true
+		p.Confidence.HoldStatic = true
 	}
 	return p
 }
@@ -405,9 +408,16 @@ type Signals struct {
 
 // Scored is a kept candidate with its score.
 type Scored struct {
-	ID      uint64
-	Score   float64
-	Signals Signals
+	ID uint64
+	// Score is the method's score, the ranking order; under pooled
+	// parameters ([Params.Pooled], the article's reranker) it is relative
+	// to the pool.
+	Score float64
+	// PoolFree is [PoolFreeScore]: Score without its pool-relative inputs,
+	// comparable across pools; equal to Score when the parameters are not
+	// pooled.
+	PoolFree float64
+	Signals  Signals
 }
 
 // Removed is a masked candidate with the reason it was removed.
@@ -482,7 +492,8 @@ func candidateDecay(p *Params, c *Candidate, age float64) float64 {
 //     unmasked candidate outside its window has temporal = OutOfWindow
 //     (decay × recency under IgnoreValidity);
 //  5. confidence = the ConfidenceEngine at age At − ConfidenceFrom (0 for
-//     a versioned memory under Confidence.HoldVersioned);
+//     a versioned memory under Confidence.HoldVersioned, and for a static
+//     one under Confidence.HoldStatic);
 //  6. relational = min(0.3, 0.1·ln(1+degree));
 //  7. score = penalty × (w_sim·s + w_time·temporal + w_conf·confidence +
 //     w_rel·relational), s = sim_norm when NormalizeSim else sim; penalty =
@@ -491,6 +502,9 @@ func candidateDecay(p *Params, c *Candidate, age float64) float64 {
 //     CombineGated, score = penalty × s × (w_sim + w_time·temporal +
 //     w_conf·confidence + w_rel·relational);
 //  8. order by score descending, ties by ascending ID.
+//
+// Each kept candidate also carries its [PoolFreeScore], the score without
+// the pool-relative inputs of steps 2, 4 and 7.
 //
 // With the article preset this is the article's reranker exactly:
 // penalty × [(1−w)·vector_score + w·(decay·recency·validity·event_gate)].
@@ -544,22 +558,9 @@ func ScorePool(q Query, p Params, cands []Candidate) (Result, error) {
 			s.Recency = Recency(ages[i], minAge, maxAge)
 		}
 		s.State = Validity(c.Kind, c.Valid, q.At)
-		switch s.State {
-		case Expired:
-			s.Temporal = p.OutOfWindow
-			if p.IgnoreValidity {
-				s.Temporal = s.Decay * s.Recency
-			}
-		case Temporal:
-			gate := 1.0
-			if p.EventFloor > 0 && c.Sim < p.EventFloor {
-				gate, s.EventGated = p.EventGateFactor, true
-			}
-			s.Temporal = s.Decay * s.Recency * p.EventBoost * gate
-		default:
-			s.Temporal = s.Decay * s.Recency
-		}
-		s.Confidence = Confidence(p.Confidence, c.BaseConfidence, p.Confidence.Age(c.Kind, q.At, c.ConfidenceFrom), c.Positive, c.Negative, c.Access)
+		s.EventGated = s.State == Temporal && p.EventFloor > 0 && c.Sim < p.EventFloor
+		s.Temporal = temporalSignal(&p, s.State, s.Decay, s.Recency, s.EventGated)
+		s.Confidence = LiveConfidence(p.Confidence, c, q.At)
 		s.Relational = RelationalBonus(c.Degree)
 		if p.RelevanceThreshold > 0 && s.SimNorm < p.RelevanceThreshold {
 			s.Penalty = p.RelevancePenalty
@@ -568,20 +569,75 @@ func ScorePool(q Query, p Params, cands []Candidate) (Result, error) {
 		if p.NormalizeSim {
 			sim = s.SimNorm
 		}
-		var score float64
-		w := p.Weights
-		switch p.Combine {
-		case CombineProduct:
-			score = s.Penalty * sim * s.Temporal
-		case CombineGated:
-			score = s.Penalty * sim * (w.Sim + w.Time*s.Temporal + w.Conf*s.Confidence + w.Rel*s.Relational)
-		default:
-			score = s.Penalty * (w.Sim*sim + w.Time*s.Temporal + w.Conf*s.Confidence + w.Rel*s.Relational)
-		}
-		res.Ranked = append(res.Ranked, Scored{ID: c.ID, Score: score, Signals: s})
+		score := combine(&p, s.Penalty, sim, s.Temporal, s.Confidence, s.Relational)
+		res.Ranked = append(res.Ranked, Scored{ID: c.ID, Score: score, PoolFree: PoolFreeScore(&p, &s), Signals: s})
 	}
 	sort.SliceStable(res.Ranked, func(a, b int) bool { return Less(res.Ranked[a], res.Ranked[b]) })
 	return res, nil
+}
+
+// temporalSignal is step 4 of [ScorePool]: the temporal signal of a kept
+// candidate in validity state st with decay, pool recency and event gate.
+func temporalSignal(p *Params, st ValidityState, decay, recency float64, gated bool) float64 {
+	switch st {
+	case Expired:
+		if p.IgnoreValidity {
+			return decay * recency
+		}
+		return p.OutOfWindow
+	case Temporal:
+		gate := 1.0
+		if gated {
+			gate = p.EventGateFactor
+		}
+		return decay * recency * p.EventBoost * gate
+	}
+	return decay * recency
+}
+
+// combine is step 7 of [ScorePool]: the signals into one score.
+func combine(p *Params, penalty, sim, temporal, conf, rel float64) float64 {
+	w := p.Weights
+	switch p.Combine {
+	case CombineProduct:
+		return penalty * sim * temporal
+	case CombineGated:
+		return penalty * sim * (w.Sim + w.Time*temporal + w.Conf*conf + w.Rel*rel)
+	}
+	return penalty * (w.Sim*sim + w.Time*temporal + w.Conf*conf + w.Rel*rel)
+}
+
+// Pooled reports whether a score depends on the other candidates of its
+// pool: through the min–max normalised similarity (NormalizeSim), the pool
+// recency (PoolRecency) or the semantic penalty, which tests the normalised
+// similarity (RelevanceThreshold > 0). Of the presets only MethodArticle
+// pools, as the article's reranker does.
+func (p Params) Pooled() bool {
+	return p.NormalizeSim || p.PoolRecency || p.RelevanceThreshold > 0
+}
+
+// PoolFreeScore is a kept candidate's score with its pool-relative inputs
+// replaced by what they are for the candidate alone: the raw cosine s.Sim
+// in place of sim_norm, a pool recency of 1 (the temporal signal is
+// decay × validity multiplier × event gate) and no semantic penalty.
+// Every remaining input — the cosine, the age, the validity state, the
+// confidence, the degree — belongs to the memory and the query's times, so
+// the same memory at the same cosine gets the same pool-free score in any
+// result set, and scores of different queries compare. The min–max value
+// of one result set does not: its best hit scores as if its cosine were 1,
+// however weak it is.
+//
+// It is the score tidemark shows (the engine's Hit.Score). A pooled method
+// still ranks by its own score ([Scored].Score, the article's published
+// formula), so under [Params.Pooled] the shown scores of a ranking need
+// not be in descending order. For parameters that are not pooled it is
+// exactly the ranking score.
+func PoolFreeScore(p *Params, s *Signals) float64 {
+	t := s.Temporal
+	if p.PoolRecency {
+		t = temporalSignal(p, s.State, s.Decay, 1, s.EventGated)
+	}
+	return combine(p, 1, s.Sim, t, s.Confidence, s.Relational)
 }
 
 // Less is the ranking order: higher score first, then lower ID.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/eval"
+	"github.com/tidemark/tidemark/temporal"
 )
 
 // articleTop3 is the article's published temporal top 3 for its four demo
@@ -58,6 +59,10 @@ type evalOutput struct {
 	ByType    map[string]struct {
 		Queries int `json:"queries"`
 	} `json:"by_type"`
+	ByKind map[string]struct {
+		Queries int      `json:"queries"`
+		ECE     *float64 `json:"ece"`
+	} `json:"by_kind"`
 	Latency *struct {
 		P50 float64 `json:"p50"`
 		P99 float64 `json:"p99"`
@@ -94,14 +99,24 @@ func TestEvalDemoTidemark(t *testing.T) {
 	if v.StaleRate != 0 {
 		t.Errorf("stale_rate = %v, want 0", v.StaleRate)
 	}
+	n := 0
+	for k, m := range v.ByKind {
+		if _, err := temporal.ParseKind(k); err != nil || m.ECE == nil {
+			t.Errorf("by_kind %q = %+v", k, m)
+		}
+		n += m.Queries
+	}
+	if n != v.Queries {
+		t.Errorf("by_kind holds %d of the %d answered queries: %+v", n, v.Queries, v.ByKind)
+	}
 	var got []string
 	for k := range keys {
 		got = append(got, k)
 	}
 	slices.Sort(got)
-	want := []string{"accuracy_at_1", "by_type", "ece", "latency_ms", "method", "mrr", "queries", "recall_at_k", "stale_rate"}
+	want := []string{"accuracy_at_1", "by_kind", "by_type", "ece", "latency_ms", "method", "mrr", "queries", "recall_at_k", "stale_rate"}
 	if !slices.Equal(got, want) {
-		t.Errorf("keys %v, want DESIGN's %v", got, want)
+		t.Errorf("keys %v, want DESIGN's and by_kind %v", got, want)
 	}
 }
 

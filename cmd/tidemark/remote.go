@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -123,6 +124,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	asOf := fs.String("as-of", "", "valid time to ask about (RFC 3339)")
 	method := fs.String("method", "", "scoring method (default the collection's)")
 	explain := fs.Bool("explain", false, "per-signal scores and removed candidates")
+	minScore := fs.String("min-score", "", "drop the hits scoring below this (scores compare across queries; default no threshold)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -130,6 +132,13 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	q := server.SearchJSON{Text: *text, K: *k, Method: *method, Explain: *explain}
+	if *minScore != "" {
+		x, err := strconv.ParseFloat(strings.TrimSpace(*minScore), 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("--min-score %q: want a finite number", *minScore)
+		}
+		q.MinScore = &x
+	}
 	if *vec != "" {
 		for _, f := range strings.Split(*vec, ",") {
 			x, err := strconv.ParseFloat(strings.TrimSpace(f), 32)
@@ -154,7 +163,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	for i, h := range res.Hits {
-		fmt.Fprintf(stdout, "%2d. %-24s score %.3f  confidence %.3f  %s\n", i+1, h.ID, h.Score, h.Confidence, oneLine(h.Memory.Text, 60))
+		fmt.Fprintf(stdout, "%2d. %-24s score %.3f  cosine %.3f  confidence %.3f  %s\n", i+1, h.ID, h.Score, h.Cosine, h.Confidence, oneLine(h.Memory.Text, 60))
 	}
 	for _, r := range res.Removed {
 		fmt.Fprintf(stdout, "    removed %-20s %s\n", r.ID, r.Reason)

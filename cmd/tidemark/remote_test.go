@@ -58,6 +58,18 @@ func TestRemoteCommands(t *testing.T) {
 	if out := run(runSearch, "--vector", "1,0,0", "--as-of", "2025-03-01T00:00:00Z", "--json"); !strings.Contains(out, `"hits":[{"id":"v1"`) {
 		t.Fatalf("as-of search: %q", out)
 	}
+	if out := run(runSearch, "--vector", "1,0,0"); !strings.Contains(out, " 1. v2") || !strings.Contains(out, "cosine 0.995") {
+		t.Fatalf("search shows no cosine: %q", out)
+	}
+	if out := run(runSearch, "--vector", "1,0,0", "--min-score", "1.5"); strings.Contains(out, "v2") {
+		t.Fatalf("--min-score 1.5 kept a hit: %q", out)
+	}
+	if out := run(runSearch, "--vector", "1,0,0", "--min-score", "-1"); !strings.Contains(out, " 1. v2") {
+		t.Fatalf("--min-score -1 dropped a hit: %q", out)
+	}
+	if err := runSearch(append(common, "--vector", "1,0,0", "--min-score", "NaN"), io.Discard, io.Discard); err == nil {
+		t.Fatal("--min-score NaN was accepted")
+	}
 	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "v1") || !strings.Contains(out, "current true") {
 		t.Fatalf("history: %q", out)
 	}
