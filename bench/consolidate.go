@@ -88,7 +88,8 @@ func RunConsolidate(ctx context.Context, cfg ConsolidateConfig) (ConsolidateRepo
 		if err != nil {
 			return nil, nil, err
 		}
-		c, err := db.CreateCollection(ctx, "bench", &tidemark.CollectionOptions{Dim: cfg.Dim})
+		// Synthetic texts: keys come from the generator, not the extractor.
+		c, err := db.CreateCollection(ctx, "bench", &tidemark.CollectionOptions{Dim: cfg.Dim, Keys: tidemark.KeysExplicit})
 		if err != nil {
 			db.Close()
 			return nil, nil, err
