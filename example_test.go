@@ -94,7 +94,7 @@ func ExampleRescore() {
 	}
 	// Output:
 	// policy score 0.689  sim 0.74  confidence 0.900
-	// chat   score 0.657  sim 0.78  confidence 0.300
+	// chat   score 0.656  sim 0.78  confidence 0.300
 	// removed promo HARD_EXPIRED_EVENT
 }
 

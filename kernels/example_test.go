@@ -85,6 +85,6 @@ func ExampleCPU_TopK() {
 	fmt.Println("scored", stats.Scored, "superseded", stats.Removed[temporal.ReasonSuperseded])
 	// Output:
 	// 11 0.908
-	// 12 0.091
+	// 12 0.090
 	// scored 2 superseded 1
 }

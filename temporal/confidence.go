@@ -34,9 +34,10 @@ type ConfidenceParams struct {
 	// for being old: a wiki fact of 0.75 that nobody has contradicted must
 	// not report 0.01 after 18 months, as SmartVector's clock makes it.
 	// Staleness of a static memory is the decay signal's business (its
-	// profile's half-life and floor), not the confidence's. Off in
-	// SmartVector's defaults (§5 decays every memory), on in tidemark's
-	// preset; the engine always sets it for the confidence it reports and
+	// profile's half-life and floor), not the confidence's. Off in every
+	// preset's scoring (SmartVector §5 decays every memory; in tidemark's
+	// preset the decayed signal is a recency prior among unversioned
+	// documents), and always set for the confidence the engine reports and
 	// lifecycles by ([ConfidenceParams.Reported]).
 	HoldStatic bool
 }

@@ -128,13 +128,15 @@ func TestRipple(t *testing.T) {
 }
 
 // Under tidemark's preset the clock stops for versioned memories
-// (HoldVersioned) and static ones (HoldStatic): their confidence is their
-// authority and feedback whatever their age; an event's still decays, and
-// SmartVector's preset decays all three, as its §5 does.
+// (HoldVersioned): their confidence is their authority and feedback
+// whatever their age; static memories' scoring signal keeps the decay (a
+// recency prior; their reported confidence holds, see
+// TestStaticWikiFactKeepsItsPrior), an event's decays, and SmartVector's
+// preset decays all three, as its §5 does.
 func TestConfidenceHolds(t *testing.T) {
 	p := Preset(MethodTidemark)
-	if !p.Confidence.HoldVersioned || !p.Confidence.HoldStatic {
-		t.Fatal("tidemark's preset must hold versioned and static memories")
+	if !p.Confidence.HoldVersioned || p.Confidence.HoldStatic || !p.Confidence.Reported().HoldStatic {
+		t.Fatal("tidemark's preset must hold versioned memories in scoring, and static ones in what it reports")
 	}
 	for _, m := range Methods() {
 		if c := Preset(m).Confidence; m != MethodTidemark && (c.HoldVersioned || c.HoldStatic) {
@@ -162,8 +164,8 @@ func TestConfidenceHolds(t *testing.T) {
 		t.Fatalf("decayed confidence %v, want the clip 0.01", decayed)
 	}
 	got := conf(p)
-	if got[1] != 0.9 || got[2] != 0.9 || got[3] != decayed {
-		t.Errorf("tidemark: versioned %v static %v event %v, want 0.9 0.9 %v", got[1], got[2], got[3], decayed)
+	if got[1] != 0.9 || got[2] != decayed || got[3] != decayed {
+		t.Errorf("tidemark: versioned %v static %v event %v, want 0.9 %v %v", got[1], got[2], got[3], decayed, decayed)
 	}
 	got = conf(Preset(MethodSmartVector))
 	if got[1] != decayed || got[2] != decayed || got[3] != decayed {
@@ -174,7 +176,8 @@ func TestConfidenceHolds(t *testing.T) {
 		k    Kind
 		want float64
 	}{
-		{p.Confidence, Versioned, 0}, {p.Confidence, Static, 0}, {p.Confidence, Event, 7},
+		{p.Confidence, Versioned, 0}, {p.Confidence, Static, 7}, {p.Confidence, Event, 7},
+		{p.Confidence.Reported(), Static, 0},
 		{DefaultConfidence(), Versioned, 7}, {DefaultConfidence(), Static, 7},
 		{DefaultConfidence().Reported(), Static, 0}, {DefaultConfidence().Reported(), Versioned, 7},
 		{DefaultConfidence().Reported(), Event, 7},
@@ -217,12 +220,11 @@ func TestStaticWikiFactKeepsItsPrior(t *testing.T) {
 	if NextStatus(Active, LiveConfidence(shown, &w, 0), shown) != Dormant {
 		t.Error("a refuted static fact must go dormant")
 	}
-	// The tidemark preset scores with the held confidence too.
-	res, err := ScorePool(At(0), Preset(MethodTidemark), []Candidate{wiki})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := res.Ranked[0].Signals.Confidence; c != 0.75 {
-		t.Errorf("tidemark's confidence signal %v, want 0.75", c)
+	// Every preset reports the held confidence, whatever its scoring
+	// signal (tidemark's keeps the decay as a recency prior).
+	for _, m := range Methods() {
+		if got := LiveConfidence(Preset(m).Confidence.Reported(), &wiki, 0); got != 0.75 {
+			t.Errorf("%v reports %v, want 0.75", m, got)
+		}
 	}
 }

@@ -16,9 +16,13 @@ const (
 	// MethodTidemark is the engine's own default: hard masks (expired and
 	// superseded memories never appear), the event boost and gate, decay
 	// floors, and SmartVector's four signals combined relevance first
-	// ([CombineGated] with [TidemarkWeights]); the confidence of static and
-	// versioned memories does not decay with age (ConfidenceParams'
-	// HoldStatic and HoldVersioned): only an event's does.
+	// ([CombineGated] with [TidemarkWeights]); a versioned memory's
+	// confidence does not decay with age (HoldVersioned: supersession
+	// retires it). A static memory's confidence signal in the score keeps
+	// SmartVector's age decay, which acts as a recency prior among
+	// unversioned documents (VDD's real-fact protocol without version
+	// metadata ranks 0.404 with it and 0.386 without); the confidence the
+	// engine reports and lifecycles by holds (ConfidenceParams.Reported).
 	MethodTidemark Method = iota
 	// MethodPlain is cosine only — naive RAG, SmartVector §9.2 M1.
 	MethodPlain
@@ -228,7 +232,6 @@ func Preset(m Method) Params {
 		p.MaskExpired, p.MaskRetired = true, true
 		p.EventBoost, p.EventFloor, p.EventGateFactor = 1.2, 0.20, 0.5
 		p.Confidence.HoldVersioned = true
-		p.Confidence.HoldStatic = true
 	}
 	return p
 }
