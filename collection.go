@@ -24,7 +24,7 @@ type Collection struct {
 	incarnation uint64 // the log sequence number of its create record
 	opts        CollectionOptions
 	epochDays   float64
-	emb         *embed.Hashing // nil without an embedder
+	emb         embed.Embedder // nil without an embedder (embedder.go)
 
 	// The indexes are safe for concurrent use on their own. Their contents
 	// change only while the DB applies a record (in log order), after the
@@ -137,14 +137,10 @@ func fromDays(d float64) time.Time {
 
 func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error) {
 	c := &Collection{db: db, name: name, opts: o, epochDays: days(o.Epoch, 0)}
-	if o.Embedder == "hashing" {
-		e, err := embed.NewHashing(&embed.HashingOptions{Dim: o.Dim})
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrOptions, err)
-		}
-		c.emb = e
-	}
 	var err error
+	if c.emb, err = db.newEmbedder(&o); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
 	if c.surface, err = c.newIndex(); err != nil {
 		return nil, err
 	}
@@ -264,6 +260,8 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	}
 	batch := make([]Memory, len(ms))
 	seen := make(map[string]bool, len(ms))
+	var texts []string // to embed, in batch order
+	var textOf []int
 	for i := range ms {
 		m := ms[i]
 		if err := m.validate(db.opts.MaxTextBytes); err != nil {
@@ -277,20 +275,27 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 			if c.emb == nil || m.Text == "" {
 				return nil, fmt.Errorf("%w: memory %d (%q) has no vector and the collection cannot embed it (embedder %q)", ErrInvalid, i, m.ID, c.opts.Embedder)
 			}
-			vs, err := c.emb.Embed(ctx, []string{m.Text})
-			if err != nil {
-				return nil, err
-			}
-			m.Vector = vs[0]
+			texts, textOf = append(texts, m.Text), append(textOf, i)
 		} else {
 			m.Vector = slices.Clone(m.Vector)
-		}
-		if err := checkVector(m.Vector, c.opts.Dim, fmt.Sprintf("memory %d (%q)", i, m.ID)); err != nil {
-			return nil, err
+			if err := checkVector(m.Vector, c.opts.Dim, fmt.Sprintf("memory %d (%q)", i, m.ID)); err != nil {
+				return nil, err
+			}
 		}
 		m.DependsOn = slices.Clone(m.DependsOn)
 		m.clearEngineFields()
 		batch[i] = m
+	}
+	// One call for the batch's texts: a remote embedder batches and
+	// parallelises them, and a failure refuses the whole Put.
+	if len(texts) > 0 {
+		vs, err := c.embedTexts(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range textOf {
+			batch[i].Vector = vs[k]
+		}
 	}
 	if err := c.precheck(batch); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/store"
@@ -49,6 +50,12 @@ type DB struct {
 	// checkpoints that failed in a row; ckptErr the last one's error.
 	ckptTries int
 	ckptErr   error
+
+	// embCache is the remote embedders' file cache, opened at first use
+	// (embedder.go); embErr why it could not be.
+	embMu    sync.Mutex
+	embCache *embed.FileCache
+	embErr   error
 
 	stop chan struct{} // closed by Close: background work ends
 	// bgBackend runs consolidation's batched passes on half the cores, so
@@ -522,7 +529,7 @@ func (db *DB) Close() error {
 	if cpu, ok := db.bgBackend.(*kernels.CPU); ok {
 		cpu.Close()
 	}
-	return errors.Join(err, mapStoreErr(db.wal.Close()))
+	return errors.Join(err, db.closeEmbedCache(), mapStoreErr(db.wal.Close()))
 }
 
 // Get returns the memory with id (or the memory it was folded into as a

@@ -67,7 +67,7 @@ func (o *DocumentOptions) orDefaults(c *Collection) (DocumentOptions, error) {
 		if c.emb == nil {
 			return r, fmt.Errorf("%w: documents need an embedder (DocumentOptions.Embed or CollectionOptions.Embedder)", ErrInvalid)
 		}
-		r.Embed = c.emb.Embed
+		r.Embed = c.embedTexts
 	}
 	return r, nil
 }

@@ -33,6 +33,10 @@ var (
 	// memory (CollectionOptions.FeedbackPerDay, FeedbackPerSource); it is
 	// not counted.
 	ErrRateLimited = errors.New("tidemark: rate limited")
+	// ErrEmbedder: the collection's embedder could not embed a text (its
+	// endpoint is down, slow or answered badly); the write or search was
+	// refused and nothing of it was stored.
+	ErrEmbedder = errors.New("tidemark: embedder failed")
 	// ErrOptions: invalid Options or CollectionOptions.
 	ErrOptions = errors.New("tidemark: invalid options")
 )

@@ -3,6 +3,7 @@ package tidemark
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -47,6 +48,14 @@ type Options struct {
 	// write-ahead log (from its writer goroutine: it must be quick). For
 	// metrics.
 	OnSync func(time.Duration)
+	// EmbedCacheEntries bounds the file-backed cache of remote embeddings
+	// in the data directory (embeddings.cache), shared by the collections
+	// whose embedder is "openai" or "ollama" (default 20000 vectors;
+	// negative: no file cache, an in-memory one per collection).
+	EmbedCacheEntries int
+	// EmbedHTTPClient is the HTTP client of remote embedders (default: one
+	// with sane connection timeouts; tests point it at a fake server).
+	EmbedHTTPClient *http.Client
 	// ConsolidateEvery runs DB.Consolidate in the background at this
 	// interval (default 0: never; call Consolidate). A run's error is kept
 	// for DB.LastConsolidation.
@@ -60,6 +69,7 @@ const (
 	DefaultMaxBatch          = 10000
 	DefaultMaxTextBytes      = 1 << 20
 	DefaultMaxRecordBytes    = 64 << 20
+	DefaultEmbedCacheEntries = 20000
 )
 
 // Validate reports the first invalid field.
@@ -107,6 +117,9 @@ func (o *Options) EnsureDefaults() Options {
 	}
 	if r.Backend == nil {
 		r.Backend = kernels.DefaultCPU()
+	}
+	if r.EmbedCacheEntries == 0 {
+		r.EmbedCacheEntries = DefaultEmbedCacheEntries
 	}
 	return r
 }

@@ -218,7 +218,7 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 		if c.emb == nil || req.Text == "" {
 			return q, fmt.Errorf("%w: the query has no vector and the collection cannot embed text (embedder %q)", ErrInvalid, c.opts.Embedder)
 		}
-		vs, err := c.emb.Embed(ctx, []string{req.Text})
+		vs, err := c.embedTexts(ctx, []string{req.Text})
 		if err != nil {
 			return q, err
 		}

@@ -174,6 +174,8 @@ func errorStatus(err error) (int, string) {
 		return http.StatusTooManyRequests, "rate_limited"
 	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed):
 		return http.StatusServiceUnavailable, "unavailable"
+	case errors.Is(err, tidemark.ErrEmbedder):
+		return http.StatusServiceUnavailable, "embedder_unavailable"
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, "timeout"
 	}

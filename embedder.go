@@ -1,0 +1,118 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/tidemark/tidemark/embed"
+)
+
+// A collection's embedder (CollectionOptions.Embedder) turns the text of
+// memories and queries given without a vector into one. The offline
+// default ("hashing") and its word-only twin need no network; "openai"
+// and "ollama" call the endpoint of CollectionOptions.Remote through
+// embed.Remote: batched, a bounded number of requests in flight, a
+// timeout per request, retries with backoff on 429 and 5xx that honour
+// Retry-After. Their vectors are cached by model and text hash, in memory
+// and in the data directory's embeddings.cache (Options.EmbedCacheEntries),
+// so a replayed or repeated write does not pay twice. An embedder that
+// fails refuses the write, with an error wrapping ErrEmbedder that names
+// the endpoint (never the API key); nothing of the batch is stored.
+
+// embedCacheFile is the remote embeddings' cache in the data directory.
+const embedCacheFile = "embeddings.cache"
+
+// newEmbedder builds the embedder a collection's options name, or nil.
+func (db *DB) newEmbedder(o *CollectionOptions) (embed.Embedder, error) {
+	switch o.Embedder {
+	case "":
+		return nil, nil
+	case "hashing":
+		opts := embed.SubwordOptions(o.Dim)
+		return embed.NewHashing(&opts)
+	case "hashing-words":
+		return embed.NewHashing(&embed.HashingOptions{Dim: o.Dim})
+	}
+	ro := &embed.RemoteOptions{API: embed.RemoteAPI(o.Embedder), BaseURL: o.Remote.BaseURL, Model: o.Remote.Model,
+		Dimensions: o.Dim, APIKeyEnv: o.Remote.APIKeyEnv, HTTPClient: db.opts.EmbedHTTPClient}
+	if db.opts.EmbedCacheEntries >= 0 {
+		ro.Cache = &dbCache{db: db}
+	}
+	return embed.NewRemote(ro)
+}
+
+// dbCache is the DB's file-backed embedding cache, opened at first use
+// (an open needs no network, and a DB without remote embedders never
+// creates the file).
+type dbCache struct{ db *DB }
+
+func (c *dbCache) cache() embed.Cache {
+	db := c.db
+	db.embMu.Lock()
+	defer db.embMu.Unlock()
+	if db.embCache == nil && db.embErr == nil {
+		db.embCache, db.embErr = embed.OpenFileCache(filepath.Join(db.dir, embedCacheFile), db.opts.EmbedCacheEntries)
+		if db.embErr != nil {
+			// A cache that cannot be opened costs money, not data: embed
+			// without it, and say why on Close.
+			db.embCache = nil
+		}
+	}
+	if db.embCache == nil {
+		return nil
+	}
+	return db.embCache
+}
+
+func (c *dbCache) Get(key [32]byte) ([]float32, bool) {
+	if fc := c.cache(); fc != nil {
+		return fc.Get(key)
+	}
+	return nil, false
+}
+
+func (c *dbCache) Put(key [32]byte, v []float32) {
+	if fc := c.cache(); fc != nil {
+		fc.Put(key, v)
+	}
+}
+
+// closeEmbedCache closes the cache file, if one was opened.
+func (db *DB) closeEmbedCache() error {
+	db.embMu.Lock()
+	defer db.embMu.Unlock()
+	if db.embCache == nil {
+		return nil
+	}
+	err := db.embCache.Close()
+	db.embCache = nil
+	return err
+}
+
+// embedTexts embeds texts with the collection's embedder, checking every
+// vector; its errors wrap ErrEmbedder (or ErrDimension for a vector of the
+// wrong length).
+func (c *Collection) embedTexts(ctx context.Context, texts []string) ([][]float32, error) {
+	if c.emb == nil {
+		return nil, fmt.Errorf("%w: the collection has no embedder", ErrInvalid)
+	}
+	vs, err := c.emb.Embed(ctx, texts)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, err
+	case errors.Is(err, embed.ErrDimension):
+		return nil, fmt.Errorf("%w: embedder %q: %w", ErrDimension, c.opts.Embedder, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: embedder %q: %w", ErrEmbedder, c.opts.Embedder, err)
+	case len(vs) != len(texts):
+		return nil, fmt.Errorf("%w: embedder %q returned %d vectors for %d texts", ErrEmbedder, c.opts.Embedder, len(vs), len(texts))
+	}
+	for i, v := range vs {
+		if err := checkVector(v, c.opts.Dim, fmt.Sprintf("the embedding of text %d", i)); err != nil {
+			return nil, fmt.Errorf("embedder %q: %w", c.opts.Embedder, err)
+		}
+	}
+	return vs, nil
+}
