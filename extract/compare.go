@@ -295,6 +295,11 @@ func (s *sentence) nounPhrase(i, j int) bool {
 	if groups[s.toks[end-1].lower] {
 		return false // one body among several the subject may belong to
 	}
+	if end > j {
+		// The change is a modifier of a noun both share ("the water bill",
+		// "the broadband bill"): two things, not two values of one.
+		return false
+	}
 	return end >= j && (end == len(s.toks) || strings.ContainsAny(s.toks[end-1].trail, ",;") ||
 		prepositions[s.toks[end].lower] && s.toks[end].lower != "of")
 }
@@ -317,8 +322,9 @@ func (s *sentence) agent(i, j, pred int) bool {
 	}
 	for m := i; m < j; m++ {
 		t := s.toks[m]
-		if s.word(m) && (prepositions[t.lower] || negations[t.lower] || !hasLetter(t.core)) || m < j-1 && strings.ContainsAny(t.trail, ",;") {
-			return false
+		if s.word(m) && (prepositions[t.lower] && !(t.lower == "of" && m > i && m < j-1) || negations[t.lower] || !hasLetter(t.core)) ||
+			m < j-1 && strings.ContainsAny(t.trail, ",;") {
+			return false // "the director of nursing" is one agent
 		}
 	}
 	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
@@ -335,8 +341,8 @@ func (s *sentence) complement(i, j, pred int) bool {
 	for k < i && s.word(k) && articles[s.toks[k].lower] {
 		k++
 	}
-	if k != i || j-i > 3 {
-		return false
+	if k != i || j-i > 3 || participle(s.toks[i].lower) && !statusWords[s.toks[i].lower] && j-i > 1 {
+		return false // "is paid monthly" / "is calculated daily": two relations
 	}
 	for k := i; k < j; k++ {
 		t := s.toks[k]

@@ -209,9 +209,18 @@ func (s *sentence) findVerb() bool {
 		s.mv = afterNumber
 		return true
 	}
-	// An -s word after the first value is more likely a plural noun
-	// ("prefetch 4 tasks"): then no verb is found.
-	for k := 2; k < len(s.toks) && (len(s.spans) == 0 || k < s.spans[0].i || s.spans[0].j <= 1); k++ {
+	// An -s word after the first value of the predicate is more likely a
+	// plural noun ("prefetch 4 tasks"): then no verb is found. Values among
+	// the first three words are the subject's ("The Harrow 400 machine
+	// comes with…").
+	limit := len(s.toks)
+	for _, sp := range s.spans {
+		if sp.i >= 3 {
+			limit = sp.i
+			break
+		}
+	}
+	for k := 2; k < limit; k++ {
 		w := s.toks[k].lower
 		if s.word(k) && s.verbPosition(k) && len(w) >= 4 && strings.HasSuffix(w, "s") && isLower(w) &&
 			!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") &&
@@ -595,6 +604,11 @@ func (s *sentence) bareComplement(pred int) (Fact, bool) {
 	if n-k < 1 || n-k > 3 {
 		return Fact{}, false
 	}
+	if participle(s.toks[k].lower) && !statusWords[s.toks[k].lower] {
+		// "is paid monthly", "has been prescribed metformin": the
+		// participle is the relation, not the value.
+		return Fact{}, false
+	}
 	for j := k; j < n; j++ {
 		t := s.toks[j]
 		_, verb := verbForm(t.lower)
@@ -707,8 +721,22 @@ func (s *sentence) manyValued() bool {
 // whose relation is taken to be single-valued whatever the verb
 // ("Errors carry the text in the field 'reason'").
 func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
-	if coded {
-		return false
+	if coded && !(s.quoted(i, j) && s.mv >= 0 && memberVerbs[lastPart(s.toks[s.mv].lower)]) {
+		return false // "The reading list includes \"Middlemarch\"" is one title of many
+	}
+	if s.timeValue(i, j) {
+		return false // a schedule: "collected on Thursdays", "reviewed every January"
+	}
+	if s.copular && s.mv >= 0 {
+		// A passive verb of many values: "is stocked by", "is twinned
+		// with", "has been signed by", "is attended by".
+		// A modal makes it a rule with one value ("must be signed by the
+		// general counsel"); "signed off by" is an approval.
+		for k := s.mv + 1; k < i && !modals[s.toks[s.mv].lower]; k++ {
+			if s.word(k) && manyPassives[s.toks[k].lower] && s.toks[k+1].lower != "off" {
+				return true
+			}
+		}
 	}
 	if s.copular && s.mv >= 0 {
 		// An indefinite complement is a class the subject is one of: "is a
@@ -723,8 +751,9 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 	}
 	if s.copular && s.mv >= 0 {
 		for k := s.mv + 1; k < i; k++ {
-			// "approved in 30 countries" but not "approved by the CFO"
-			if s.word(k) && manyAdjectives[s.toks[k].lower] && s.toks[k+1].lower != "by" {
+			// "available in Spanish", "admitted to the bar in Ontario",
+			// but not "sold to Brightgrid" or "approved by the CFO"
+			if s.word(k) && manyAdjectives[s.toks[k].lower] && placePreps[s.prevWord(i, k+1)] {
 				return true
 			}
 		}
@@ -743,14 +772,10 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 		return false
 	}
 	if s.mv < 0 {
-		// No verb found: any many-valued verb before the value ("Dr Okafor
-		// speaks French": "speaks" is not in the verb list).
-		for k := 0; k < i; k++ {
-			if s.word(k) && manyVerbs[lastPart(s.toks[k].lower)] {
-				return true
-			}
-		}
-		return false
+		// No verb found: the relation is unknown ("Solenne Air flies to
+		// Reykjavik": "flies" is not in the verb list), so a name or plain
+		// value may be one of many.
+		return true
 	}
 	v := lastPart(s.toks[s.mv].lower)
 	if manyVerbs[v] || !singleVerbs[v] {
@@ -766,6 +791,41 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 		}
 	}
 	return false
+}
+
+// timeValue reports a value in toks[i:j] that names a time: a weekday or
+// a month, a clock time, a date, a number with a unit of time.
+func (s *sentence) timeValue(i, j int) bool {
+	for k := i; k < j; k++ {
+		w := strings.TrimSuffix(s.toks[k].lower, "s")
+		if weekdays[w] || months[w] || w == "midnight" || w == "noon" || w == "midday" {
+			return true
+		}
+		if s.word(k) {
+			continue
+		}
+		if sp := s.spans[s.spanOf[k]]; sp.kind == kindNumber && (sp.j > sp.i+1 && timeUnits[s.toks[sp.j-1].lower] ||
+			strings.Contains(s.toks[sp.i].core, ":")) {
+			return true
+		}
+	}
+	return false
+}
+
+// quoted reports a quoted value in toks[i:j].
+func (s *sentence) quoted(i, j int) bool {
+	for k := i; k < j; k++ {
+		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindQuoted {
+			return true
+		}
+	}
+	return false
+}
+
+// participle reports a past participle: a regular -ed or -en form or an
+// irregular one.
+func participle(w string) bool {
+	return irregularParticiples[w] || len(w) >= 5 && isLower(w) && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "en"))
 }
 
 // hasPreposition reports a preposition among the words toks[i:j].

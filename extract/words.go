@@ -74,7 +74,7 @@ var (
 		b byte bytes kb kib mb mib gb gib tb tib pb bit bits kbit mbit gbit kbps mbps gbps mb/s gb/s kb/s
 		hz khz mhz ghz % percent pct usd eur gbp dollars euros cents
 		utc gmt cet cest pst pdt est edt
-		mm cm m km kg g w kw °c °f a.m p.m am pm mg mcg ml l lb lbs oz ft sq miles mph kph`)
+		mm cm m km kg g w kw °c °f a.m p.m am pm times mg mcg ml l lb lbs oz ft sq miles mph kph`)
 
 	// numberWords are numbers spelt out, ordinals and clock words: values
 	// like digits ("eight nodes", "the third Saturday", "at midnight").
@@ -83,7 +83,7 @@ var (
 	// second"); see tokenize.
 	numberWords = wordSet(`two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
 		sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
-		million billion dozen
+		million billion dozen once twice thrice
 		first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
 		midnight noon midday`)
 	// months open a date ("June 30").
@@ -194,7 +194,7 @@ var (
 	singleVerbs = func() map[string]bool {
 		m := wordSet(`close open start begin end last take expire meet run depart leave arrive land report use
 			cost pay charge weigh renew change match happen occur fall go move belong reside follow equal
-			default point route redirect send target need prefer require live work listen bind connect become
+			default point route redirect send target need prefer require live listen bind connect become
 			remain stay forward resolve come select pick choose chose adopt standardise standardize`)
 		for w := range m {
 			m[thirdPerson(w)] = true
@@ -210,6 +210,30 @@ var (
 	// groups end a noun phrase naming a body one belongs to among others
 	// ("sits on the defense committee", "plays for the rowing team").
 	groups = wordSet("committee committees club clubs team teams board boards panel panels council councils society association group groups list network program programme")
+	// manyPassives are participles whose agent or object is one of many:
+	// "is stocked by", "is attended by", "is twinned with", "is drawn
+	// from", "has been prescribed", "is signed by".
+	manyPassives = wordSet(`stocked attended signed drawn twinned prescribed visited used supported endorsed
+		recommended sponsored funded followed read watched shared accepted frequented joined served taught
+		spoken offered carried listed featured included covered cited referenced translated distributed
+		exported imported partnered linked paired matched connected affiliated associated involved`)
+	// placePreps open the places a many-valued adjective ranges over
+	// ("available in", "licensed across").
+	placePreps = wordSet("in at on across throughout within")
+	// weekdays and timeUnits make a value a time ("on Thursdays", "every
+	// 30 minutes").
+	weekdays  = wordSet("monday tuesday wednesday thursday friday saturday sunday weekday weekend")
+	timeUnits = wordSet(`s sec secs second seconds min mins minute minutes h hr hrs hour hours d day days wk wks week
+		weeks month months yr yrs year years a.m p.m am pm utc gmt`)
+	// irregularParticiples are past participles without -ed.
+	irregularParticiples = wordSet(`held paid sold run led made built written drawn overseen given taken sent kept set
+		done seen known shown brought bought taught found won met put read spent lent told said gone begun
+		chosen driven eaten fallen flown forgotten frozen hidden ridden risen shaken spoken stolen sworn torn
+		worn woven bound fed felt fought hung laid left lost meant paid sat slept sold sought split spread
+		stood struck stuck swept swung understood upheld withdrawn withheld`)
+	// memberVerbs make even a quoted value one member of many ("The
+	// reading list includes \"Middlemarch\"").
+	memberVerbs = wordSet("include includes contain contains list lists feature features offer offers stock stocks")
 	// quantifiers may stand between a verb and its value ("changes every
 	// Monday"); idiomObjects make one verb with "take" ("takes place in").
 	quantifiers  = wordSet("every each")
