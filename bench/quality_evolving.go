@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/eval"
 	"github.com/tidemark/tidemark/internal/evalengine"
 	"github.com/tidemark/tidemark/internal/evolving"
@@ -81,7 +82,11 @@ func (q *qualityRun) evolving(ctx context.Context) (EvolvingReport, error) {
 				if cond.keys != keys {
 					continue
 				}
-				r, err := evaluate(ctx, ds, qs, evalengine.Options{Method: cond.m})
+				o := evalengine.Options{Method: cond.m}
+				if cond.name == "rag" {
+					o.Keys = tidemark.KeysExplicit // plain RAG supersedes nothing
+				}
+				r, err := evaluate(ctx, ds, qs, o)
 				if err != nil {
 					return rep, err
 				}

@@ -86,11 +86,12 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 
 func coll(name string) string { return "/v1/collections/" + url.PathEscape(name) }
 
-// CreateCollection creates a collection of dimension dim (embedder "" or
-// "hashing"; method "" for the default).
-func (c *Client) CreateCollection(ctx context.Context, name string, dim int, method, embedder string) (server.CollectionJSON, error) {
+// CreateCollection creates a collection: its dimension, and optionally
+// its method, embedder ("hashing", "hashing-words", "openai", "ollama"
+// with Remote), half-life and key policy.
+func (c *Client) CreateCollection(ctx context.Context, name string, o server.CreateCollectionJSON) (server.CollectionJSON, error) {
 	var out server.CollectionJSON
-	err := c.do(ctx, "POST", coll(name), map[string]any{"dim": dim, "method": method, "embedder": embedder}, &out)
+	err := c.do(ctx, "POST", coll(name), o, &out)
 	return out, err
 }
 

@@ -29,7 +29,7 @@ func TestClientRoundTrip(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	c := New(ts.URL, tok)
-	if _, err := c.CreateCollection(ctx, "facts", 3, "", ""); err != nil {
+	if _, err := c.CreateCollection(ctx, "facts", server.CreateCollectionJSON{Dim: 3}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Put(ctx, "facts", []server.MemoryJSON{{ID: "v1", Text: "limit 100", Vector: []float32{1, 0, 0}, Subject: "api", Relation: "limit", Object: "100"}}); err != nil {

@@ -28,6 +28,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	dataDir := fs.String("data", "", "engine data directory to ingest into and keep (default: a temporary one, removed)")
 	firstStage := fs.Int("first-stage", 0, "score only the N memories with the highest cosine per query, superseded ones included, before the masks (engine only; SmartVector's K = 8; see SearchRequest.FirstStage); 0 scores all")
 	weightsFlag := fs.String("weights", "", "replace the method's signal weights: sim,time,conf,rel (e.g. 0.5,0.2,0,0.3)")
+	keys := fs.String("keys", "auto", "engine key policy: auto (keys extracted from text at ingest, marker-free updates supersede) or explicit (only the corpus's keys)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -68,7 +69,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	} else {
 		// The engine, durable as ever but without fsync: an evaluation
 		// that dies is run again, not recovered.
-		eng := evalengine.New(&evalengine.Options{Method: m, Weights: weights, FirstStage: *firstStage, HalfLife: *halfLife, Plan: plan, Dir: *dataDir, NoSync: true})
+		var kp tidemark.KeyPolicy
+		if err := kp.UnmarshalText([]byte(*keys)); err != nil {
+			return err
+		}
+		eng := evalengine.New(&evalengine.Options{Method: m, Weights: weights, FirstStage: *firstStage, HalfLife: *halfLife, Plan: plan, Dir: *dataDir, NoSync: true, Keys: kp})
 		defer eng.Close()
 		searcher = eng
 	}

@@ -34,6 +34,7 @@ func commands() []command {
 		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
+		{"create", "create a collection on a running server: dimension, embedder (hashing, openai, ollama), key policy", runCreate},
 		{"put", "upload memories (JSON Lines) to a running server (--addr, --token, --collection)", runPut},
 		{"search", "search a collection on a running server", runSearch},
 		{"history", "the versions of a memory on a running server", runHistory},

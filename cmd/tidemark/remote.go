@@ -37,6 +37,43 @@ func needRemote(fs *flag.FlagSet, stderr io.Writer, token, coll string) error {
 	return nil
 }
 
+// runCreate creates a collection on a server.
+func runCreate(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("create", stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	var o server.CreateCollectionJSON
+	fs.IntVar(&o.Dim, "dim", 0, "vector dimension (required; the embedding model's for openai and ollama)")
+	fs.StringVar(&o.Method, "method", "", "scoring preset (default tidemark)")
+	fs.StringVar(&o.Embedder, "embedder", "", `text embedder: "" (vectors only), hashing (offline), hashing-words, openai (OpenAI-compatible /embeddings), ollama (/api/embed)`)
+	var remote server.RemoteEmbedderJSON
+	fs.StringVar(&remote.BaseURL, "base-url", "", `embedder endpoint, e.g. http://localhost:11434/v1 (openai) or http://localhost:11434 (ollama)`)
+	fs.StringVar(&remote.Model, "model", "", "embedding model, e.g. nomic-embed-text")
+	fs.StringVar(&remote.APIKeyEnv, "api-key-env", "", "name of the server's environment variable holding the embedder's API key (the key is never sent or stored)")
+	fs.Float64Var(&o.HalfLife, "half-life", 0, "decay half-life in days (default 30)")
+	keys := fs.String("keys", "auto", "fact keys: auto (extracted from text at ingest) or explicit (only the keys callers give)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	if err := o.Keys.UnmarshalText([]byte(*keys)); err != nil {
+		return err
+	}
+	if remote != (server.RemoteEmbedderJSON{}) {
+		o.Remote = &remote
+	}
+	out, err := client.New(*addr, *token).CreateCollection(context.Background(), *coll, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(out)
+	}
+	fmt.Fprintf(stdout, "created %s: dim %d, method %s, embedder %q, keys %s\n", out.Name, out.Dim, out.Method, out.Embedder, out.Keys)
+	return nil
+}
+
 // runPut uploads memories from a JSON Lines file (one MemoryJSON a line) in
 // batches, with a progress line.
 func runPut(args []string, stdout, stderr io.Writer) error {

@@ -73,6 +73,32 @@ func TestRemoteCommands(t *testing.T) {
 	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "v1") || !strings.Contains(out, "current true") {
 		t.Fatalf("history: %q", out)
 	}
+	// A text collection created from the command line: plain statements,
+	// no keys, the newer value supersedes.
+	text := []string{"--addr", ts.URL, "--token", tok, "--collection", "notes"}
+	var out, errb0 bytes.Buffer
+	if err := runCreate(append(text, "--dim", "256", "--embedder", "hashing"), &out, &errb0); err != nil ||
+		!strings.Contains(out.String(), "created notes") || !strings.Contains(out.String(), "keys auto") {
+		t.Fatalf("create: %q %v %s", out.String(), err, errb0.String())
+	}
+	notes := filepath.Join(t.TempDir(), "n.jsonl")
+	if err := os.WriteFile(notes, []byte(`{"id":"n1","text":"The API rate limit is 100 requests per minute."}
+{"id":"n2","text":"The API rate limit is 250 requests per minute."}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runPut(append(text, "--file", notes, "--batch", "1"), &out, &errb0); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runSearch(append(text, "--text", "What is the API rate limit?", "--json"), &out, &errb0); err != nil ||
+		!strings.Contains(out.String(), `"hits":[{"id":"n2"`) || strings.Contains(out.String(), `"id":"n1"`) {
+		t.Fatalf("text search: %q %v", out.String(), err)
+	}
+	if err := runCreate(append(text[:4], "--collection", "bad", "--dim", "4", "--keys", "sometimes"), io.Discard, io.Discard); err == nil {
+		t.Fatal("a bad key policy was accepted")
+	}
 	var errb bytes.Buffer
 	if err := runSearch([]string{"--addr", ts.URL, "--token", "wrong-token-000000000", "--collection", "facts", "--vector", "1,0,0"}, io.Discard, &errb); err == nil ||
 		!strings.Contains(err.Error(), "unauthenticated") {

@@ -49,6 +49,9 @@ type Options struct {
 	// StaticDecay turns the drift detectors off (the reference memory has
 	// none).
 	StaticDecay bool
+	// Keys is the collection's key policy (default tidemark.KeysAuto: a
+	// corpus without keys is keyed at ingest, as the engine does).
+	Keys tidemark.KeyPolicy
 	// Clock is the database's clock (default time.Now): the transaction
 	// time of the writes, which decides what is on the visible surface.
 	Clock func() time.Time
@@ -111,7 +114,8 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		return err
 	}
 	if s.coll, err = s.db.CreateCollection(ctx, "eval", &tidemark.CollectionOptions{Dim: dim, Method: s.opts.Method,
-		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold, Overfetch: s.opts.Overfetch, StaticDecay: s.opts.StaticDecay}); err != nil {
+		HalfLife: s.opts.HalfLife, Epoch: time.Unix(0, 0), ExactThreshold: s.opts.ExactThreshold, Overfetch: s.opts.Overfetch, StaticDecay: s.opts.StaticDecay,
+		Keys: s.opts.Keys}); err != nil {
 		return err
 	}
 	batch := make([]tidemark.Memory, 0, s.opts.BatchSize)
