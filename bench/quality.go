@@ -46,11 +46,18 @@ type QualityConfig struct {
 	VDDData string
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
+	// Subwords embeds every text-only dataset with character n-grams
+	// beside the words (the engine's offline default), to compare with
+	// the published runs, which use words alone.
+	Subwords bool
 }
 
 // QualityReport is RunQuality's result: one section per benchmark run.
 type QualityReport struct {
-	Seed     uint64          `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// Subwords says the text-only datasets were embedded with character
+	// n-grams beside the words (QualityConfig.Subwords).
+	Subwords bool            `json:"subwords,omitempty"`
 	Policy   *PolicyReport   `json:"policy,omitempty"`
 	Sweep    []SweepRow      `json:"sweep,omitempty"`
 	Evolving *EvolvingReport `json:"evolving,omitempty"`
@@ -86,7 +93,7 @@ func RunQuality(ctx context.Context, cfg QualityConfig) (QualityReport, error) {
 		}
 	}
 	q := &qualityRun{cfg: cfg, say: lines(cfg.Progress)}
-	rep := QualityReport{Seed: cfg.Seed}
+	rep := QualityReport{Seed: cfg.Seed, Subwords: cfg.Subwords}
 	var err error
 	for _, b := range QualityBenchmarks {
 		if !slices.Contains(cfg.Only, b) {
@@ -181,6 +188,12 @@ func writeJSONL[T any](path string, recs []T) error {
 
 // evaluate runs the engine over a dataset exactly as `tidemark eval
 // --corpus … --queries … --method M [--weights …] [--first-stage N]` does.
+// evaluate is the package's evaluate with the run's embedding.
+func (q *qualityRun) evaluate(ctx context.Context, ds Dataset, queries []eval.QueryLine, o evalengine.Options) (eval.Report, error) {
+	o.Subwords = q.cfg.Subwords
+	return evaluate(ctx, ds, queries, o)
+}
+
 func evaluate(ctx context.Context, ds Dataset, queries []eval.QueryLine, o evalengine.Options) (eval.Report, error) {
 	o.NoSync = true
 	s := evalengine.New(&o)
@@ -216,6 +229,9 @@ func (r *QualityReport) WriteJSON(w io.Writer) error {
 func (r *QualityReport) WriteMarkdown(w io.Writer) error {
 	b := &mdWriter{w: w}
 	b.printf("# tidemark quality benchmarks (seed %d)\n\n", r.Seed)
+	if r.Subwords {
+		b.printf("Text embedded with words and character n-grams (`--subwords`, the engine's offline default); the published runs use words alone.\n\n")
+	}
 	if r.Policy != nil {
 		r.Policy.markdown(b)
 	}

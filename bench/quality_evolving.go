@@ -86,7 +86,7 @@ func (q *qualityRun) evolving(ctx context.Context) (EvolvingReport, error) {
 				if cond.name == "rag" {
 					o.Keys = tidemark.KeysExplicit // plain RAG supersedes nothing
 				}
-				r, err := evaluate(ctx, ds, qs, o)
+				r, err := q.evaluate(ctx, ds, qs, o)
 				if err != nil {
 					return rep, err
 				}

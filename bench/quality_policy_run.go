@@ -116,13 +116,13 @@ func (q *qualityRun) policy(ctx context.Context) (PolicyReport, error) {
 	rep := PolicyReport{Memories: len(ds.Corpus), Topics: len(ds.Latest), Rumours: ds.Rumours, Edges: ds.Edges,
 		Queries: len(ds.Queries), DevQ: len(dev), TestQ: len(test)}
 	row := func(name string, o evalengine.Options, paper string, testOnly bool) error {
-		t, err := evaluate(ctx, ds.Dataset, test, o)
+		t, err := q.evaluate(ctx, ds.Dataset, test, o)
 		if err != nil {
 			return err
 		}
 		all := t
 		if !testOnly {
-			all, err = evaluate(ctx, ds.Dataset, ds.Queries, o)
+			all, err = q.evaluate(ctx, ds.Dataset, ds.Queries, o)
 		}
 		if err != nil {
 			return err

@@ -53,7 +53,7 @@ func (q *qualityRun) sweep(ctx context.Context) ([]SweepRow, error) {
 			Accuracy: map[string]float64{}, Stale: map[string]float64{},
 			PaperPlainAcc: p[1], PaperSVAcc: p[2], PaperPlainStale: p[3], PaperSVStale: p[4]}
 		for _, m := range sweepMethods {
-			r, err := evaluate(ctx, ds.Dataset, ds.Queries, evalengine.Options{Method: m, FirstStage: policyFirstStage})
+			r, err := q.evaluate(ctx, ds.Dataset, ds.Queries, evalengine.Options{Method: m, FirstStage: policyFirstStage})
 			if err != nil {
 				return nil, err
 			}

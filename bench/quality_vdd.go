@@ -281,7 +281,7 @@ func (q *qualityRun) vdd(ctx context.Context) (VDDReport, string, error) {
 		}
 		methods := []temporal.Method{temporal.MethodPlain, temporal.MethodTemporal, temporal.MethodVDD, temporal.MethodSmartVector, temporal.MethodTidemark}
 		for _, m := range methods {
-			r, err := evaluate(ctx, ds, ds.Queries, evalengine.Options{Method: m})
+			r, err := q.evaluate(ctx, ds, ds.Queries, evalengine.Options{Method: m})
 			if err != nil {
 				return rep, "", err
 			}

@@ -49,6 +49,9 @@ type Options struct {
 	// StaticDecay turns the drift detectors off (the reference memory has
 	// none).
 	StaticDecay bool
+	// Subwords embeds the corpus and queries with character n-grams beside
+	// the words (eval.EmbedCorpusWith).
+	Subwords bool
 	// Keys is the collection's key policy (default tidemark.KeysAuto: a
 	// corpus without keys is keyed at ingest, as the engine does).
 	Keys tidemark.KeyPolicy
@@ -98,7 +101,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 	if err := eval.ValidateCorpus(corpus); err != nil {
 		return err
 	}
-	vecs, emb, dim, err := eval.EmbedCorpus(ctx, corpus)
+	vecs, emb, dim, err := eval.EmbedCorpusWith(ctx, corpus, s.opts.Subwords)
 	if err != nil {
 		return err
 	}
