@@ -12,7 +12,7 @@ import (
 	"github.com/tidemark/tidemark/temporal"
 )
 
-func openTest(t *testing.T, dir string, opts *Options) *DB {
+func openTest(t testing.TB, dir string, opts *Options) *DB {
 	t.Helper()
 	db, err := Open(dir, opts)
 	if err != nil {

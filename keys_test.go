@@ -2,6 +2,9 @@ package tidemark
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -288,5 +291,66 @@ func TestKeysConflictPenalised(t *testing.T) {
 	// A second run does not penalise twice.
 	if r, err := c.Consolidate(ctx, &ConsolidateOptions{ConflictSim: 0.5}); err != nil || r.Contradicted != 0 {
 		t.Fatalf("second run: %+v %v", r, err)
+	}
+}
+
+// BenchmarkPutPlainText measures Put of plain statements (the development
+// pairs of internal/heldout, about 4,800 distinct sentences, 384-d random
+// vectors, fsync off, batches of 100) with keys at ingest and without, in
+// one run: the cost of extract.Key and extract.Compare on the write path.
+func BenchmarkPutPlainText(b *testing.B) {
+	var texts []string
+	for _, f := range []string{"dev", "dev2", "dev3"} {
+		for _, kind := range []string{"_updates.jsonl", "_different.jsonl"} {
+			raw, err := os.ReadFile("internal/heldout/testdata/" + f + kind)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+				var p map[string]string
+				if err := json.Unmarshal([]byte(line), &p); err != nil {
+					b.Fatal(err)
+				}
+				for _, k := range []string{"old", "new", "a", "b"} {
+					if p[k] != "" {
+						texts = append(texts, p[k])
+					}
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	vecs := make([][]float32, len(texts))
+	for i := range vecs {
+		vecs[i] = make([]float32, 384)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	for _, policy := range []KeyPolicy{KeysAuto, KeysExplicit} {
+		b.Run(policy.String(), func(b *testing.B) {
+			ctx := context.Background()
+			db := openTest(b, b.TempDir(), &Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1})
+			defer db.Close()
+			n := 0
+			for b.Loop() {
+				c, err := db.CreateCollection(ctx, fmt.Sprint("c", n), &CollectionOptions{Dim: 384, Keys: policy})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for start := 0; start < len(texts); start += 100 {
+					var ms []Memory
+					for i := start; i < min(start+100, len(texts)); i++ {
+						ms = append(ms, Memory{ID: fmt.Sprint(i), Text: texts[i], Vector: vecs[i]})
+					}
+					if _, err := c.Put(ctx, ms); err != nil {
+						b.Fatal(err)
+					}
+				}
+				_ = db.DropCollection(ctx, c.Name())
+				n++
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*len(texts)), "ns/memory")
+		})
 	}
 }
