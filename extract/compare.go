@@ -262,9 +262,10 @@ func (s *sentence) pinnedName(i, j int) string {
 	return strings.Join(names, " ")
 }
 
-// isName reports a token in a name span (not a number).
+// isName reports a token in a name span (not a number, a weekday or a
+// month: "Brookfield on Mondays" is a place and a time, not one name).
 func (s *sentence) isName(k int) bool {
-	if s.word(k) {
+	if s.word(k) || weekdays[strings.TrimSuffix(s.toks[k].lower, "s")] || months[s.toks[k].lower] {
 		return false
 	}
 	sp := s.spans[s.spanOf[k]]
@@ -315,9 +316,10 @@ func (s *sentence) agent(i, j, pred int) bool {
 		return false
 	}
 	// An agent is a person, a role or a body: a name, or a noun phrase
-	// with a determiner ("the shift manager"); bare nouns after "by" are
-	// a means ("paid by cheque"), one of several.
-	if s.word(i) && !determiners[s.toks[i-1].lower] && !determiners[s.toks[i].lower] {
+	// with a definite determiner ("the shift manager"); bare nouns after
+	// "by" are a means ("paid by cheque"), one of several.
+	// "by a scribe" names one of several people in a role.
+	if s.word(i) && !definites[s.toks[i-1].lower] && !definites[s.toks[i].lower] {
 		return false
 	}
 	for m := i; m < j; m++ {

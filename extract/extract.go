@@ -49,7 +49,9 @@ func Key(text string) (Fact, bool) {
 		return Fact{}, false
 	}
 	f, ok := s.key()
-	if !ok || s.manyValued() {
+	// An apposition or an inversion keys the name of the subject, not an
+	// object of the verb: how many objects the verb takes does not matter.
+	if !ok || f.Rule != "apposition" && f.Rule != "inversion" && s.manyValued() {
 		return Fact{}, false
 	}
 	return f, true
@@ -721,33 +723,30 @@ func (s *sentence) manyValued() bool {
 // whose relation is taken to be single-valued whatever the verb
 // ("Errors carry the text in the field 'reason'").
 func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
-	if coded && !(s.quoted(i, j) && s.mv >= 0 && memberVerbs[lastPart(s.toks[s.mv].lower)]) {
-		return false // "The reading list includes \"Middlemarch\"" is one title of many
+	if s.copular && s.mv >= 0 {
+		// An indefinite complement right after the copula is a class the
+		// subject is one of: "is a nurse", "is a member of the chess club"
+		// (not "is a fine-tuned distilbert-base-uncased", where the value
+		// follows the article's noun phrase without a preposition; not "is a
+		// Volvo V60", a name; not "is available for a fee of $40", inside a
+		// phrase).
+		_, pred := s.verbGroup()
+		k := pred
+		if k < len(s.toks) && s.word(k) && indefinites[s.toks[k].lower] && k <= i && (k == i || k == i-1 || s.hasPreposition(k+1, i)) {
+			named := k == i && i+1 < j && !s.word(i+1) || k == i-1 && !s.word(i)
+			if !named {
+				return true
+			}
+		}
+	}
+	if s.copular && s.mv >= 0 && s.closedOn(i) {
+		return true // "closed on Mondays", "open on public holidays"
 	}
 	if s.timeValue(i, j) {
 		return false // a schedule: "collected on Thursdays", "reviewed every January"
 	}
-	if s.copular && s.mv >= 0 {
-		// A passive verb of many values: "is stocked by", "is twinned
-		// with", "has been signed by", "is attended by".
-		// A modal makes it a rule with one value ("must be signed by the
-		// general counsel"); "signed off by" is an approval.
-		for k := s.mv + 1; k < i && !modals[s.toks[s.mv].lower]; k++ {
-			if s.word(k) && manyPassives[s.toks[k].lower] && s.toks[k+1].lower != "off" {
-				return true
-			}
-		}
-	}
-	if s.copular && s.mv >= 0 {
-		// An indefinite complement is a class the subject is one of: "is a
-		// nurse", "is a member of the chess club" (not "is a fine-tuned
-		// distilbert-base-uncased": the value follows the article's noun
-		// phrase without a preposition).
-		for k := s.mv + 1; k < i; k++ {
-			if s.word(k) && indefinites[s.toks[k].lower] && (k == i-1 || s.hasPreposition(k+1, i)) {
-				return true
-			}
-		}
+	if coded {
+		return s.manyCoded(i, j)
 	}
 	if s.copular && s.mv >= 0 {
 		for k := s.mv + 1; k < i; k++ {
@@ -757,16 +756,7 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 				return true
 			}
 		}
-	}
-	if s.copular && s.mv >= 0 {
-		// "closed on Mondays", "open on public holidays"
-		k := i - 1
-		for k > s.mv && s.word(k) && articles[s.toks[k].lower] {
-			k--
-		}
-		if k > s.mv+1 && s.toks[k].lower == "on" && closures[s.toks[k-1].lower] {
-			return true
-		}
+		return s.manyPassive(i)
 	}
 	if s.copular {
 		return false
@@ -793,23 +783,123 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 	return false
 }
 
-// timeValue reports a value in toks[i:j] that names a time: a weekday or
-// a month, a clock time, a date, a number with a unit of time.
-func (s *sentence) timeValue(i, j int) bool {
+// manyCoded is manyValuedSlot for a code value or a quantity. After a
+// copula, a verb of one value or a verb the lists do not know, it is one
+// value ("is 30 days", "retails for $129"). After a verb of many values
+// it is one only as the amount of the verb's object: right after the verb
+// or a bound ("has 12 partitions", "covers up to $150"), or as the amount
+// an attribute of the object has ("has a range of 60 kilometres", "incurs
+// a fee of $75") — not a number named in a phrase ("allows inbound
+// traffic on port 443"). Identifiers, paths and quoted field names are
+// one value, but a quoted title after a verb of membership is one of many
+// ("The reading list includes \"Middlemarch\"").
+func (s *sentence) manyCoded(i, j int) bool {
+	if s.copular || s.mv < 0 {
+		return false
+	}
+	v := lastPart(s.toks[s.mv].lower)
+	switch {
+	case s.quoted(i, j) && memberVerbs[v]:
+		return true
+	case !manyVerbs[v], !s.quantity(i, j):
+		return false // an identifier, a path, a field name: one value
+	}
+	return !s.amountOf(i)
+}
+
+// amountOf reports a value that is the amount of the main verb's object:
+// only articles, quantifiers, time adverbs and bounds ("up to", "at
+// most") between them, or "a/an/the [words] of" before the value ("a
+// range of 60 km").
+func (s *sentence) amountOf(i int) bool {
+	k := s.mv + 1
+	for k < i && s.word(k) && (articles[s.toks[k].lower] || quantifiers[s.toks[k].lower] || timeAdverbs[s.toks[k].lower] ||
+		bounds[s.toks[k].lower]) {
+		k++
+	}
+	if k == i {
+		return true
+	}
+	if !s.word(k) || !articles[s.toks[k-1].lower] && k != s.mv+1 || s.toks[i-1].lower != "of" || i-k > 4 {
+		return false
+	}
+	for ; k < i-1; k++ {
+		if !s.word(k) || prepositions[s.toks[k].lower] {
+			return false
+		}
+	}
+	return true
+}
+
+// quantity reports a number (with its unit) in toks[i:j].
+func (s *sentence) quantity(i, j int) bool {
 	for k := i; k < j; k++ {
-		w := strings.TrimSuffix(s.toks[k].lower, "s")
-		if weekdays[w] || months[w] || w == "midnight" || w == "noon" || w == "midday" {
-			return true
-		}
-		if s.word(k) {
-			continue
-		}
-		if sp := s.spans[s.spanOf[k]]; sp.kind == kindNumber && (sp.j > sp.i+1 && timeUnits[s.toks[sp.j-1].lower] ||
-			strings.Contains(s.toks[sp.i].core, ":")) {
+		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber {
 			return true
 		}
 	}
 	return false
+}
+
+// closedOn reports "closed on", "open on" right before the value at i.
+func (s *sentence) closedOn(i int) bool {
+	k := i - 1
+	for k > s.mv && s.word(k) && articles[s.toks[k].lower] {
+		k--
+	}
+	return k > s.mv+1 && s.toks[k].lower == "on" && closures[s.toks[k-1].lower]
+}
+
+// manyPassive reports a passive verb that relates its subject to many
+// values: its agent ("by …") when the participle is one of manyPassives
+// ("is stocked by", "is attended by") without a modal ("must be signed
+// by the general counsel" is a rule) or a particle ("signed off by",
+// "carried out by"); any other complement ("is deployed in Dublin", "is
+// shown on Channel 5") unless the participle is one of singlePassives
+// ("is located in", "is held on") or states a setting.
+func (s *sentence) manyPassive(i int) bool {
+	for k := s.mv + 1; k < i; k++ {
+		w := s.toks[k].lower
+		if !s.word(k) || !participle(w) && !singlePassives[w] && !manyPassives[w] {
+			continue
+		}
+		n := k + 1
+		particle := n < i && (s.toks[n].lower == "off" || s.toks[n].lower == "out")
+		if particle {
+			n++
+		}
+		if n < len(s.toks) && s.toks[n].lower == "by" {
+			return manyPassives[w] && !particle && !modals[s.toks[s.mv].lower]
+		}
+		return !singlePassives[w] && !statusWords[w]
+	}
+	return false
+}
+
+// timeValue reports a value in toks[i:j] that is a time and nothing
+// else: weekdays, months, clock times, dates, numbers with a unit of time
+// ("Thursdays", "every January", "10:00", "2 hours", "June 30").
+func (s *sentence) timeValue(i, j int) bool {
+	found := false
+	for k := i; k < j; k++ {
+		w := strings.TrimSuffix(s.toks[k].lower, "s")
+		switch {
+		case weekdays[w] || months[w] || w == "midnight" || w == "noon" || w == "midday":
+			found = true
+		case s.word(k) && (articles[w] || connectors[s.toks[k].lower] || quantifiers[w]):
+		case s.word(k):
+			return false
+		default:
+			sp := s.spans[s.spanOf[k]]
+			if sp.kind != kindNumber {
+				return false
+			}
+			if sp.j > sp.i+1 && timeUnits[s.toks[sp.j-1].lower] || strings.Contains(s.toks[sp.i].core, ":") {
+				found = true
+			}
+		}
+	}
+	return found
 }
 
 // quoted reports a quoted value in toks[i:j].

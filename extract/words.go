@@ -84,6 +84,7 @@ var (
 	numberWords = wordSet(`two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
 		sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand
 		million billion dozen once twice thrice
+		hourly daily nightly weekly fortnightly biweekly monthly quarterly annually yearly
 		first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
 		midnight noon midday`)
 	// months open a date ("June 30").
@@ -143,6 +144,11 @@ var verbs = func() map[string]bool {
 		m[thirdPerson(b)] = true
 	}
 	m["has"] = true
+	// Past forms of decisions, as decision records state them ("ADR-015
+	// chose Buildkite").
+	for _, w := range strings.Fields("chose picked selected adopted") {
+		m[w] = true
+	}
 	return m
 }()
 
@@ -210,11 +216,23 @@ var (
 	// groups end a noun phrase naming a body one belongs to among others
 	// ("sits on the defense committee", "plays for the rowing team").
 	groups = wordSet("committee committees club clubs team teams board boards panel panels council councils society association group groups list network program programme")
+	// singlePassives are participles that relate a subject to one place,
+	// time or setting ("is located in", "is held on", "is sold to").
+	singlePassives = wordSet(`located based held hosted housed headquartered situated owned managed run led headed
+		chaired administered overseen supervised approved operated governed scheduled capped limited priced rated
+		valued assigned handled chosen selected elected appointed set fixed pinned configured kept made
+		manufactured built designed written authored insured audited powered fuelled fueled heated cooled
+		reimbursed paid charged billed taxed calculated measured weighted staffed coached captained leased
+		contracted sold assembled booked planned addressed arranged resolved stored parked registered filed
+		printed processed issued produced supplied provided maintained conducted serviced underwritten
+		curated decided changed renewed reviewed collected restocked done handed sent routed directed
+		played consolidated docked moored staged filmed recorded
+		named called known labelled labeled numbered coded dated timed due`)
 	// manyPassives are participles whose agent or object is one of many:
 	// "is stocked by", "is attended by", "is twinned with", "is drawn
 	// from", "has been prescribed", "is signed by".
 	manyPassives = wordSet(`stocked attended signed drawn twinned prescribed visited used supported endorsed
-		recommended sponsored funded followed read watched shared accepted frequented joined served taught
+		recommended sponsored funded followed read watched shared accepted frequented joined served
 		spoken offered carried listed featured included covered cited referenced translated distributed
 		exported imported partnered linked paired matched connected affiliated associated involved`)
 	// placePreps open the places a many-valued adjective ranges over
@@ -234,6 +252,10 @@ var (
 	// memberVerbs make even a quoted value one member of many ("The
 	// reading list includes \"Middlemarch\"").
 	memberVerbs = wordSet("include includes contain contains list lists feature features offer offers stock stocks")
+	// definites pick out one thing ("the shift manager", "our CFO").
+	definites = wordSet("the this our its their your my his her")
+	// bounds qualify an amount ("up to 120", "at most 3", "over €50").
+	bounds = wordSet("up to at most least over under above below more less than no fewer maximum minimum max min")
 	// quantifiers may stand between a verb and its value ("changes every
 	// Monday"); idiomObjects make one verb with "take" ("takes place in").
 	quantifiers  = wordSet("every each")
