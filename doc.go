@@ -21,9 +21,15 @@
 // # Write path
 //
 // Put validates every memory (dimension, finite values, sizes, times,
-// enum values; one bad memory refuses the batch), logs the batch, and
-// applies it in log order, exactly as the reference memory of package
-// eval does (the tests hold the two to the same answers):
+// enum values; one bad memory refuses the batch), embeds the texts sent
+// without a vector (one call to the collection's embedder; a failure
+// refuses the batch), derives fact keys from text (keys.go: with the
+// default CollectionOptions.Keys, extract.Key keys a memory that has none,
+// and a memory that restates a current one with one value changed shares
+// its key — extract.Compare; the derived keys are logged, so recovery
+// replays them without analysing text), logs the batch, and applies it in
+// log order, exactly as the reference memory of package eval does for the
+// keys it is given (the tests hold the two to the same answers):
 //
 //   - a memory whose text, kind, windows, fact and document chunk equal
 //     those of a current memory is folded into it as an access
