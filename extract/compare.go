@@ -216,6 +216,9 @@ func (s *sentence) textOf(i, j int) string {
 // article first and connectors inside ("Office of Rural Development",
 // "Mondays and Thursdays").
 func (s *sentence) valueShaped(i, j int) bool {
+	if s.dayList(i, j) {
+		return true // "Tuesdays and Fridays"
+	}
 	if i < j && s.word(i) && articles[s.toks[i].lower] {
 		i++
 	}
@@ -260,6 +263,17 @@ func (s *sentence) pinnedName(i, j int) string {
 		}
 	}
 	return strings.Join(names, " ")
+}
+
+// dayList reports weekdays or months joined by "and": one schedule.
+func (s *sentence) dayList(i, j int) bool {
+	for k := i; k < j; k++ {
+		w := strings.TrimSuffix(s.toks[k].lower, "s")
+		if !weekdays[w] && !months[s.toks[k].lower] && !(k > i && k < j-1 && s.toks[k].lower == "and") {
+			return false
+		}
+	}
+	return j > i
 }
 
 // isName reports a token in a name span (not a number, a weekday or a

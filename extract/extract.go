@@ -194,7 +194,7 @@ func (s *sentence) findVerb() bool {
 		for k := 1; k < len(s.toks); k++ {
 			th, ok := verbForm(s.toks[k].lower)
 			if !ok || th != third || !s.word(k) || !s.verbPosition(k) ||
-				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") && !modals[s.toks[k-1].lower] {
+				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") && !modals[s.toks[k-1].lower] && !s.pluralSubject(k) {
 				continue
 			}
 			if s.toks[k-1].kind == kindNumber {
@@ -236,6 +236,26 @@ func (s *sentence) findVerb() bool {
 
 // isCopula reports a present-tense copula.
 func isCopula(w string) bool { return copulas[w] }
+
+// pluralSubject reports a base-form verb at k after a subject whose head
+// is plural and whose modifiers follow it ("Final exams for the spring
+// semester begin", "Residents at Greyfriars Point pay"): the subject opens
+// with a plural word and a preposition follows it before k, and the word
+// before k is not a determiner, a preposition or "to".
+func (s *sentence) pluralSubject(k int) bool {
+	p := s.toks[k-1].lower
+	if determiners[p] || prepositions[p] || conjunctions[p] {
+		return false
+	}
+	for h := 0; h < k-1 && h < 4; h++ {
+		w := s.toks[h].lower
+		if s.word(h) && isLower(w) && len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+			h+1 < k && prepositions[s.toks[h+1].lower] {
+			return true
+		}
+	}
+	return false
+}
 
 // verbPosition reports whether toks[k] may be a main verb: not right after
 // a determiner ("the default"), a relative pronoun ("that runs") or "to".
@@ -772,7 +792,12 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 		return true
 	}
 	// The value must follow the verb closely: "leaves from Pier 3", not
-	// "leaves bequests to the shelter" ("takes place in" is one verb).
+	// "leaves bequests to the shelter" ("takes place in" is one verb), or
+	// be what an attribute of the object is ("requires a quorum of five
+	// directors").
+	if s.attributeOf(i) {
+		return false
+	}
 	for k := s.mv + 1; k < i; k++ {
 		w := s.toks[k].lower
 		if s.word(k) && !prepositions[w] && !articles[w] && !timeAdverbs[w] && !quantifiers[w] &&
@@ -820,8 +845,20 @@ func (s *sentence) amountOf(i int) bool {
 	if k == i {
 		return true
 	}
-	if !s.word(k) || !articles[s.toks[k-1].lower] && k != s.mv+1 || s.toks[i-1].lower != "of" || i-k > 4 {
+	return s.attributeOf(i)
+}
+
+// attributeOf reports a value that is what an attribute of the main verb's
+// object is: "[a/an/the] WORDS of/for VALUE" right after the verb ("has a
+// range of 60 km", "requires a quorum of five directors", "has capacity
+// for 40 patients").
+func (s *sentence) attributeOf(i int) bool {
+	k := s.mv + 1
+	if k >= i || !s.word(k) || !(s.toks[i-1].lower == "of" || s.toks[i-1].lower == "for") || i-k > 5 {
 		return false
+	}
+	if articles[s.toks[k].lower] {
+		k++
 	}
 	for ; k < i-1; k++ {
 		if !s.word(k) || prepositions[s.toks[k].lower] {

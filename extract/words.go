@@ -189,7 +189,7 @@ var (
 	// in New York").
 	manyAdjectives = wordSet(`available admitted licensed certified registered fluent offered sold spoken taught
 		accepted supported allowed permitted listed included covered represented published stocked served
-		eligible approved accredited insured translated valid`)
+		eligible approved accredited insured translated valid open`)
 	// singleVerbs relate a subject to one value at a time when the value
 	// follows them closely ("reports to Bob", "runs on Node 22", "leaves
 	// from Pier 3", "meets on Tuesdays"). With a value that is a name or
@@ -200,7 +200,7 @@ var (
 	singleVerbs = func() map[string]bool {
 		m := wordSet(`close open start begin end last take expire meet run depart leave arrive land report use
 			cost pay charge weigh renew change match happen occur fall go move belong reside follow equal
-			default point route redirect send target need prefer require live listen bind connect become
+			default point route redirect send target need prefer require live listen connect become
 			remain stay forward resolve come select pick choose chose adopt standardise standardize`)
 		for w := range m {
 			m[thirdPerson(w)] = true
@@ -237,7 +237,7 @@ var (
 		exported imported partnered linked paired matched connected affiliated associated involved`)
 	// placePreps open the places a many-valued adjective ranges over
 	// ("available in", "licensed across").
-	placePreps = wordSet("in at on across throughout within")
+	placePreps = wordSet("in at on across throughout within from")
 	// weekdays and timeUnits make a value a time ("on Thursdays", "every
 	// 30 minutes").
 	weekdays  = wordSet("monday tuesday wednesday thursday friday saturday sunday weekday weekend")
@@ -258,7 +258,7 @@ var (
 	bounds = wordSet("up to at most least over under above below more less than no fewer maximum minimum max min")
 	// quantifiers may stand between a verb and its value ("changes every
 	// Monday"); idiomObjects make one verb with "take" ("takes place in").
-	quantifiers  = wordSet("every each")
+	quantifiers  = wordSet("every each other")
 	idiomObjects = wordSet("place effect")
 	// closures are states a place is in on many days at once ("closed on
 	// Mondays", "open on holidays").
@@ -267,7 +267,7 @@ var (
 	// Development", "Mondays and Thursdays", "Hartwell & Pryce").
 	connectors = wordSet("of and de du des la le el von van der the & on for")
 	// rangeWords join two numbers into one value ("8 a.m. to 6 p.m.").
-	rangeWords = wordSet("to through until")
+	rangeWords = wordSet("to through until and")
 	// periods after "every" are the value of a schedule ("every month").
 	periods = wordSet(`day days week weeks month months quarter quarters year years weekday weekdays weekend weekends
 		morning mornings evening evenings night nights hour hours minute minutes shift shifts semester semesters
