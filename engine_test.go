@@ -153,11 +153,7 @@ func TestWritePathAndAsOf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var ids []string
-		for _, h := range res.Hits {
-			ids = append(ids, h.ID)
-		}
-		return ids
+		return res.ids()
 	}
 	put(Memory{ID: "ceo-1", Text: "Alice is CEO", Vector: q, Subject: "Acme", Relation: "ceo", Object: "Alice", ValidFrom: day(1, 1)})
 	clock = clock.Add(time.Hour)
@@ -406,11 +402,7 @@ func TestSearchFirstStage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, h := range res.Hits {
-			out = append(out, h.ID)
-		}
-		return out
+		return res.ids()
 	}
 	for _, tc := range []struct {
 		fs   int

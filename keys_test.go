@@ -29,8 +29,13 @@ func hitIDs(t *testing.T, c *Collection, req *SearchRequest) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res.ids()
+}
+
+// ids returns the ids of the hits, in order.
+func (r *SearchResult) ids() []string {
 	var ids []string
-	for _, h := range res.Hits {
+	for _, h := range r.Hits {
 		ids = append(ids, h.ID)
 	}
 	return ids

@@ -211,11 +211,7 @@ func TestSearchMinScore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, h := range res.Hits {
-			out = append(out, h.ID)
-		}
-		return out
+		return res.ids()
 	}
 	for _, c := range []struct {
 		min  *float64

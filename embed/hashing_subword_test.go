@@ -124,54 +124,7 @@ func TestSubwordZeroValueUnchanged(t *testing.T) {
 func TestSubwordGolden(t *testing.T) {
 	o := SubwordOptions(64)
 	o.Seed = 7
-	h := newHashingT(t, &o)
-	fp := func() uint64 {
-		f := fnv.New64a()
-		for _, v := range embedT(t, h, hashingSampleTexts...) {
-			for _, x := range v {
-				b := math.Float32bits(x)
-				f.Write([]byte{byte(b), byte(b >> 8), byte(b >> 16), byte(b >> 24)})
-			}
-		}
-		return f.Sum64()
-	}
-	const wantTF, wantTFIDF = 0xf75dc1ec9b0d6ed8, 0x58d904e7648cb916
-	if got := fp(); got != wantTF {
-		t.Errorf("TF fingerprint = %#x, want %#x", got, uint64(wantTF))
-	}
-	if err := h.Fit(hashingSampleCorpus); err != nil {
-		t.Fatal(err)
-	}
-	if got := fp(); got != wantTFIDF {
-		t.Errorf("TF-IDF fingerprint = %#x, want %#x", got, uint64(wantTFIDF))
-	}
-}
-
-func TestSubwordDeterministic(t *testing.T) {
-	for _, o := range []HashingOptions{SubwordOptions(0), {Dim: 7, CharNGramMin: 1, CharNGramMax: 2, SubwordWeight: 0.3, NoBigrams: true}} {
-		for _, fit := range []bool{false, true} {
-			a, b := newHashingT(t, &o), newHashingT(t, &o)
-			if fit {
-				if err := a.Fit(hashingSampleCorpus); err != nil {
-					t.Fatal(err)
-				}
-				if err := b.Fit(slices.Clone(hashingSampleCorpus)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			va := embedT(t, a, hashingSampleTexts...)
-			vb := embedT(t, b, hashingSampleTexts...)
-			for i := range va {
-				single := embedT(t, b, hashingSampleTexts[i])[0]
-				if !sameBits(va[i], vb[i]) || !sameBits(va[i], single) {
-					t.Errorf("opts %+v fit=%v text %q: vectors differ between embedders or batchings", o, fit, hashingSampleTexts[i])
-				}
-				if n := norm64(va[i]); n != 0 && math.Abs(n-1) > 1e-6 {
-					t.Errorf("opts %+v fit=%v: |Embed(%q)| = %v, want 0 or 1", o, fit, hashingSampleTexts[i], n)
-				}
-			}
-		}
-	}
+	checkGolden(t, newHashingT(t, &o), 0xf75dc1ec9b0d6ed8, 0x58d904e7648cb916)
 }
 
 // TestSubwordFeatures checks the n-gram hashes against hash/fnv and a
