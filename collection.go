@@ -35,16 +35,21 @@ type Collection struct {
 	archive *index.HNSW // everything that left the surface, for historical queries
 	links   *index.LinkGraph
 
-	mu      sync.RWMutex // guards the ledger below
-	rows    []row
-	batch   *kernels.Batch // one column row per belief
-	byID    map[string]int // every id written (aliases too) → its row
-	byText  map[string][]int
-	byLead  map[string][]int           // keyable rows by leadWords, for update candidates
-	byKey   map[temporal.FactKey][]int // fact chain, oldest first
-	byDoc   map[docChunk][]int         // document version chain, lowest first
-	pending map[string][]int           // depends_on targets not written yet → rows naming them
-	deps    map[[2]int]bool            // dependency pairs counted in degree
+	mu     sync.RWMutex // guards the ledger below
+	rows   []row
+	batch  *kernels.Batch // one column row per belief
+	byID   map[string]int // every id written (aliases too) → its row
+	byText map[string][]int
+	byLead map[string][]int // keyable rows by leadWords, for update candidates
+	// deriveMu orders the Puts that derive keys (keys.go): held from the
+	// derivation until the record's place in the log is fixed; inflight
+	// (guarded by it) holds the memories derived but not yet applied.
+	deriveMu sync.Mutex
+	inflight map[*record][]Memory
+	byKey    map[temporal.FactKey][]int // fact chain, oldest first
+	byDoc    map[docChunk][]int         // document version chain, lowest first
+	pending  map[string][]int           // depends_on targets not written yet → rows naming them
+	deps     map[[2]int]bool            // dependency pairs counted in degree
 	// aliasHash holds the content hash of each id folded into another row.
 	aliasHash map[string][sha256.Size]byte
 	visible   int
@@ -286,6 +291,11 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 		m.clearEngineFields()
 		batch[i] = m
 	}
+	// Ids written before with other content refuse the batch before it
+	// costs an embedding.
+	if err := c.precheck(batch); err != nil {
+		return nil, err
+	}
 	// One call for the batch's texts: a remote embedder batches and
 	// parallelises them, and a failure refuses the whole Put.
 	if len(texts) > 0 {
@@ -294,14 +304,17 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 			return nil, err
 		}
 		for k, i := range textOf {
-			batch[i].Vector = vs[k]
+			batch[i].Vector, batch[i].embedded = vs[k], true
 		}
 	}
-	if err := c.precheck(batch); err != nil {
-		return nil, err
-	}
 	rec := &record{typ: recPut, coll: c.name, inc: c.incarnation, mems: batch}
-	res, err := db.commit(ctx, rec)
+	var res any
+	var err error
+	if c.opts.Keys == KeysAuto && slices.ContainsFunc(batch, func(m Memory) bool { return keyable(&m) }) {
+		res, err = c.commitDerived(ctx, rec)
+	} else {
+		res, err = db.commit(ctx, rec)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -359,8 +372,7 @@ func contentHash(m *Memory) [sha256.Size]byte {
 }
 
 // precheck refuses a batch whose ids exist with other content, before
-// anything is logged (apply checks again, in log order), and derives the
-// batch's fact keys (keys.go).
+// anything is logged (apply checks again, in log order).
 func (c *Collection) precheck(ms []Memory) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -368,12 +380,30 @@ func (c *Collection) precheck(ms []Memory) error {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	for i := range ms {
-		if j, ok := c.byID[ms[i].ID]; ok && c.hashOf(j, ms[i].ID) != contentHash(&ms[i]) {
+		if j, ok := c.byID[ms[i].ID]; ok && !c.sameContent(j, &ms[i]) {
 			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
 		}
 	}
-	c.deriveKeys(ms)
 	return nil
+}
+
+// sameContent reports whether m is a retry of the write stored for its id
+// in row j (c.mu held). A memory whose vector the embedder made is
+// compared by its text (Memory.callerView); one stored by a build that
+// hashed embedded vectors too matches that way as well.
+func (c *Collection) sameContent(j int, m *Memory) bool {
+	h := c.hashOf(j, m.ID)
+	if contentHash(m) == h {
+		return true
+	}
+	if !m.embedded && m.Vector != nil {
+		return false
+	}
+	var w wire.Writer
+	v := m.callerView()
+	v.Vector = m.Vector
+	v.encodeCaller(&w)
+	return sha256.Sum256(w.B) == h
 }
 
 // hashOf returns the content hash stored for id, which lives in row j (as

@@ -516,15 +516,24 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
 			linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] = true
 		case RuleContradicted:
-			// Only for a pair this record linked: a replayed or repeated
-			// conflict costs nothing twice.
-			a.Other, a.Penalty, a.Reason = c.rows[e.other].mem.ID, e.value, "CONTRADICTED"
-			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(r.contradictedBy, e.other) {
+			// The edit belongs to the conflict's row (so a run cut short
+			// keeps or drops it with the conflict); a positive value
+			// penalises the other memory, a negative one this row. Only for
+			// a pair this record linked: a replayed or repeated conflict
+			// costs nothing twice.
+			loser, winner, pen := e.other, e.row, e.value
+			if pen < 0 {
+				loser, winner, pen = e.row, e.other, -pen
+			}
+			lr := &c.rows[loser]
+			a.ID, a.Other, a.Penalty, a.Reason = lr.mem.ID, c.rows[winner].mem.ID, pen, "CONTRADICTED"
+			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(lr.contradictedBy, winner) {
 				continue
 			}
-			r.contradictedBy = append(r.contradictedBy, e.other)
-			r.penalty += e.value
-			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
+			lr.contradictedBy = append(lr.contradictedBy, winner)
+			lr.penalty += pen
+			lr.c0 = max(0, lr.mem.Source.Authority()-lr.penalty)
+			c.syncCounters(loser)
 		}
 		c.syncCounters(e.row)
 		c.audit = append(c.audit, a)
@@ -560,8 +569,10 @@ func (e *edit) valid(n int) bool {
 		return e.other >= 0 && e.other <= int(temporal.Archived) && e.value >= 0 && e.value <= float64(temporal.Archived) && e.value == math.Trunc(e.value)
 	case RuleExpired:
 		return true
-	case RuleRipple, RuleContradicted:
+	case RuleRipple:
 		return e.other >= 0 && e.other < n && e.other != e.row && e.value >= 0 && e.value <= 1
+	case RuleContradicted:
+		return e.other >= 0 && e.other < n && e.other != e.row && e.value >= -1 && e.value <= 1
 	default:
 		return e.other >= 0 && e.other < n && e.other != e.row && !math.IsNaN(e.value)
 	}

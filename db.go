@@ -53,9 +53,10 @@ type DB struct {
 
 	// embCache is the remote embedders' file cache, opened at first use
 	// (embedder.go); embErr why it could not be.
-	embMu    sync.Mutex
-	embCache *embed.FileCache
-	embErr   error
+	embMu     sync.Mutex
+	embCache  *embed.FileCache
+	embErr    error
+	embClosed bool
 
 	stop chan struct{} // closed by Close: background work ends
 	// bgBackend runs consolidation's batched passes on half the cores, so
@@ -261,6 +262,20 @@ func (db *DB) enter() error {
 
 // commit logs rec, waits for fsync, and applies it in log order.
 func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
+	return db.commitQueued(ctx, rec, nil)
+}
+
+// commitQueued is commit, calling queued (when not nil) exactly once, as
+// soon as the record's place in the log is fixed or the commit failed
+// before that (store.WAL.AppendQueued).
+func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (any, error) {
+	once := func() {
+		if queued != nil {
+			queued()
+			queued = nil
+		}
+	}
+	defer once()
 	if err := db.enter(); err != nil {
 		return nil, err
 	}
@@ -276,7 +291,7 @@ func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
 	if len(payload) > db.opts.MaxRecordBytes {
 		return nil, fmt.Errorf("%w: the write encodes to %d bytes, at most %d (Options.MaxRecordBytes)", ErrTooLarge, len(payload), db.opts.MaxRecordBytes)
 	}
-	seq, err := db.wal.Append(ctx, payload)
+	seq, err := db.wal.AppendQueued(ctx, payload, once)
 	if err != nil {
 		if errors.Is(err, store.ErrFailed) {
 			db.seqMu.Lock()

@@ -77,13 +77,16 @@ var driftOpts = temporal.DriftOptions{}
 // subject fall into.
 const driftClusters = 16
 
-// driftName is row j's drift group: its normalised fact subject, else a
+// driftName is row j's drift group: its normalised fact subject (of a key
+// the caller gave), else a
 // coarse cluster — the nearest (by cosine) of the first driftClusters
 // subject-less memories' vectors, taken as anchors in log order, so the
 // grouping is deterministic and replays the same (c.mu held).
 func (c *Collection) driftName(j int, vec []float32) string {
+	// A caller's key only: a derived one may be adopted later (keys.go),
+	// and the group must be the one the memory joined when written.
 	r := &c.rows[j]
-	if !r.key.IsZero() {
+	if !r.key.IsZero() && r.mem.KeyRule == "" {
 		return r.key.Subject
 	}
 	if len(c.anchors) < driftClusters {

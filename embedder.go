@@ -52,6 +52,9 @@ func (c *dbCache) cache() embed.Cache {
 	db := c.db
 	db.embMu.Lock()
 	defer db.embMu.Unlock()
+	if db.embClosed {
+		return nil // a Put still embedding when the DB closed
+	}
 	if db.embCache == nil && db.embErr == nil {
 		db.embCache, db.embErr = embed.OpenFileCache(filepath.Join(db.dir, embedCacheFile), db.opts.EmbedCacheEntries)
 		if db.embErr != nil {
@@ -83,11 +86,15 @@ func (c *dbCache) Put(key [32]byte, v []float32) {
 func (db *DB) closeEmbedCache() error {
 	db.embMu.Lock()
 	defer db.embMu.Unlock()
-	if db.embCache == nil {
-		return nil
+	db.embClosed = true
+	var err error
+	if db.embErr != nil {
+		err = fmt.Errorf("tidemark: the embedding cache could not be opened (remote embeddings were not cached): %w", db.embErr)
 	}
-	err := db.embCache.Close()
-	db.embCache = nil
+	if db.embCache != nil {
+		err = errors.Join(err, db.embCache.Close())
+		db.embCache = nil
+	}
 	return err
 }
 
@@ -102,16 +109,16 @@ func (c *Collection) embedTexts(ctx context.Context, texts []string) ([][]float3
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return nil, err
-	case errors.Is(err, embed.ErrDimension):
-		return nil, fmt.Errorf("%w: embedder %q: %w", ErrDimension, c.opts.Embedder, err)
 	case err != nil:
+		// A wrong dimension from the model is the collection's
+		// configuration, not the caller's input: ErrEmbedder too.
 		return nil, fmt.Errorf("%w: embedder %q: %w", ErrEmbedder, c.opts.Embedder, err)
 	case len(vs) != len(texts):
 		return nil, fmt.Errorf("%w: embedder %q returned %d vectors for %d texts", ErrEmbedder, c.opts.Embedder, len(vs), len(texts))
 	}
 	for i, v := range vs {
 		if err := checkVector(v, c.opts.Dim, fmt.Sprintf("the embedding of text %d", i)); err != nil {
-			return nil, fmt.Errorf("embedder %q: %w", c.opts.Embedder, err)
+			return nil, fmt.Errorf("%w: embedder %q: %w", ErrEmbedder, c.opts.Embedder, err)
 		}
 	}
 	return vs, nil

@@ -26,6 +26,7 @@ type fakeEmbedder struct {
 	dim            int
 	status         atomic.Int64 // answer this status instead (0: answer)
 	wrongDim       atomic.Bool
+	noise          atomic.Int64 // adds this many millionths to every answer
 }
 
 func newFakeEmbedder(t *testing.T, dim int, key string) *fakeEmbedder {
@@ -54,6 +55,11 @@ func newFakeEmbedder(t *testing.T, dim int, key string) *fakeEmbedder {
 		}
 		f.txts.Add(int64(len(req.Input)))
 		vs, _ := h.Embed(r.Context(), req.Input)
+		if n := f.noise.Add(0); n != 0 {
+			for i := range vs {
+				vs[i][0] += float32(n) * 1e-6
+			}
+		}
 		if f.wrongDim.Load() {
 			for i := range vs {
 				vs[i] = vs[i][:dim-1]
@@ -135,10 +141,11 @@ func TestRemoteEmbedder(t *testing.T) {
 	if _, err := c.Get(ctx, "new"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("the refused memory is there: %v", err)
 	}
-	// A wrong dimension: ErrDimension, nothing stored.
+	// A wrong dimension from the model: ErrEmbedder (the collection's
+	// configuration, not the caller's input), nothing stored.
 	f.status.Store(0)
 	f.wrongDim.Store(true)
-	if _, err := c.Put(ctx, []Memory{{ID: "new", Text: "Another text."}}); !errors.Is(err, ErrDimension) {
+	if _, err := c.Put(ctx, []Memory{{ID: "new", Text: "Another text."}}); !errors.Is(err, ErrEmbedder) {
 		t.Fatalf("wrong dimension: %v", err)
 	}
 	f.wrongDim.Store(false)
@@ -228,5 +235,36 @@ func TestHashingSubwords(t *testing.T) {
 	res, err = w.Search(ctx, &SearchRequest{Text: "postgres", K: 2})
 	if err != nil || len(res.Hits) > 0 && res.Hits[0].Cosine > 0.05 {
 		t.Fatalf("words alone should not match postgres to PostgreSQL: %+v %v", res.Hits, err)
+	}
+}
+
+// A retry of a text-only write is recognised by its text, although a
+// remote model need not return the same bits twice and the cache may be
+// gone.
+func TestRemoteEmbedderRetry(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeEmbedder(t, 16, "")
+	dir := t.TempDir()
+	opts := &Options{EmbedCacheEntries: -1}
+	db := openTest(t, dir, opts)
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 16, Embedder: "openai",
+		Remote: RemoteEmbedder{BaseURL: f.srv.URL + "/v1", Model: "m"}})
+	m := Memory{ID: "a", Text: "The office opens at 9."}
+	if _, err := c.Put(ctx, []Memory{m}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.noise.Store(1)
+	db = openTest(t, dir, opts)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	res, err := c.Put(ctx, []Memory{m})
+	if err != nil || res[0].Outcome != Unchanged {
+		t.Fatalf("retry: %+v %v", res, err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Text: "The office opens at 10."}}); !errors.Is(err, ErrExists) {
+		t.Fatalf("other text under the same id: %v", err)
 	}
 }

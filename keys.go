@@ -1,6 +1,8 @@
 package tidemark
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -52,49 +54,124 @@ func leadWords(text string) string {
 	return trim(f[0]) + " " + trim(f[1])
 }
 
-// deriveKeys derives the keys of a batch about to be logged (c.mu held
-// shared).
-func (c *Collection) deriveKeys(batch []Memory) {
-	if c.opts.Keys != KeysAuto {
+// commitDerived derives the keys of a Put's batch and commits it, in an
+// order that sees every earlier Put: derivation runs under c.deriveMu,
+// which is held until the record's place in the log is fixed, and the
+// candidates are the ledger's current memories, the memories of Puts
+// logged but not yet applied (c.inflight), and the batch's earlier
+// memories. So two concurrent Puts of an update and its predecessor
+// share a key whichever arrives first, and the one logged second is
+// applied after the other.
+func (c *Collection) commitDerived(ctx context.Context, rec *record) (any, error) {
+	c.deriveMu.Lock()
+	locked := true
+	unlock := func() {
+		if locked {
+			locked = false
+			c.deriveMu.Unlock()
+		}
+	}
+	defer unlock()
+	cands := c.candidates(rec.mems)
+	for _, ms := range c.inflight {
+		for i := range ms {
+			cands.add(&ms[i])
+		}
+	}
+	deriveKeys(rec.mems, cands)
+	if c.inflight == nil {
+		c.inflight = map[*record][]Memory{}
+	}
+	c.inflight[rec] = rec.mems
+	defer func() {
+		c.deriveMu.Lock()
+		delete(c.inflight, rec)
+		c.deriveMu.Unlock()
+	}()
+	return c.db.commitQueued(ctx, rec, unlock)
+}
+
+// candidateSet holds copies of the memories a batch may restate, by
+// leadWords, newest last.
+type candidateSet map[string][]*Memory
+
+func (cs candidateSet) add(m *Memory) {
+	if !keyable(m) {
 		return
 	}
+	if l := leadWords(m.Text); l != "" {
+		cs[l] = append(cs[l], m)
+	}
+}
+
+// candidates copies the current memories that the batch's memories may
+// restate: those whose text begins with the same two words, newest first,
+// at most maxUpdateCandidates per bucket (c.mu held shared briefly; the
+// comparisons run outside the lock).
+func (c *Collection) candidates(batch []Memory) candidateSet {
+	cs := candidateSet{}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for i := range batch {
+		l := leadWords(batch[i].Text)
+		if l == "" || !keyable(&batch[i]) || cs[l] != nil {
+			continue
+		}
+		rows := c.byLead[l]
+		var found []*Memory
+		for k := len(rows) - 1; k >= 0 && len(found) < maxUpdateCandidates; k-- {
+			if r := &c.rows[rows[k]]; r.visible && !r.superseded {
+				m := r.mem // a copy: the ledger may change once the lock is released
+				found = append(found, &m)
+			}
+		}
+		slices.Reverse(found)
+		cs[l] = append(found, nil)[:len(found)] // non-nil: the bucket was read
+	}
+	return cs
+}
+
+// deriveKeys derives the keys of a batch about to be logged, against the
+// candidates (which it extends with the batch's own memories).
+func deriveKeys(batch []Memory, cands candidateSet) {
 	for i := range batch {
 		m := &batch[i]
 		if !keyable(m) {
 			continue
 		}
+		caller := *m
 		if m.Subject == "" {
 			if f, ok := extract.Key(m.Text); ok {
 				m.Subject, m.Relation, m.Object, m.KeyRule = f.Subject, f.Relation, f.Object, "extract/"+f.Rule
 			}
 		}
-		c.matchUpdate(m, batch[:i])
+		if l := leadWords(m.Text); l != "" {
+			bucket := cands[l]
+			for k, n := len(bucket)-1, 0; k >= 0 && n < 2*maxUpdateCandidates; k, n = k-1, n+1 {
+				if shareKey(m, bucket[k]) {
+					break
+				}
+			}
+		}
+		if !derivedValid(m) {
+			*m = caller // a derived key past the limits (MaxKeyBytes) is dropped, never logged
+		}
+		cands.add(m)
 	}
 }
 
-// matchUpdate looks for the current memory m restates with another value
-// and shares keys with it.
-func (c *Collection) matchUpdate(m *Memory, earlier []Memory) {
-	lead := leadWords(m.Text)
-	if lead == "" {
-		return
+// derivedValid checks a derived key as Put checks a caller's.
+func derivedValid(m *Memory) bool {
+	if m.KeyRule == "" && m.KeyFrom == "" {
+		return true
 	}
-	for j := len(earlier) - 1; j >= 0; j-- {
-		if o := &earlier[j]; keyable(o) && leadWords(o.Text) == lead && shareKey(m, o) {
-			return
+	for _, p := range []struct{ s, what string }{{m.Subject, "subject"}, {m.Relation, "relation"}, {m.Object, "object"},
+		{m.keyFromObject, "object"}, {m.KeyRule, "key rule"}} {
+		if validKeyPart(p.s, p.what) != nil {
+			return false
 		}
 	}
-	rows := c.byLead[lead]
-	for k, n := len(rows)-1, 0; k >= 0 && n < maxUpdateCandidates; k-- {
-		r := &c.rows[rows[k]]
-		if !r.visible || r.superseded {
-			continue
-		}
-		n++
-		if shareKey(m, &r.mem) {
-			return
-		}
-	}
+	return m.Subject == "" || !temporal.NewFactKey(m.Subject, m.Relation).IsZero()
 }
 
 // shareKey compares new memory m with the earlier memory o and, when m
@@ -154,15 +231,13 @@ func (c *Collection) adopt(m *Memory, touched map[int]bool) {
 		return // no longer current, or keyed by its caller meanwhile
 	}
 	if !o.key.IsZero() {
-		chain := c.byKey[o.key]
-		if len(chain) == 0 || chain[len(chain)-1] != j {
+		// Only a memory alone in its chain moves: one that superseded
+		// others under its derived key keeps that history where it is (m
+		// then stands under its own key).
+		if chain := c.byKey[o.key]; len(chain) != 1 || chain[0] != j {
 			return
 		}
-		if chain = chain[:len(chain)-1]; len(chain) == 0 {
-			delete(c.byKey, o.key)
-		} else {
-			c.byKey[o.key] = chain
-		}
+		delete(c.byKey, o.key)
 	}
 	o.mem.Subject, o.mem.Relation, o.mem.Object = m.Subject, m.Relation, m.keyFromObject
 	o.mem.KeyRule, o.mem.KeyFrom = "adopted", m.ID

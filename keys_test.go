@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -357,5 +358,144 @@ func BenchmarkPutPlainText(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*len(texts)), "ns/memory")
 		})
+	}
+}
+
+// Derived keys that would pass the limits are dropped, not logged: the
+// database reopens from its snapshot and from its log alone.
+func TestKeysDerivedWithinLimits(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, &Options{CheckpointRecords: -1})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, Embedder: "hashing"})
+	// Ⱥ (2 bytes) lower-cases to ⱥ (3 bytes): the subject grows past
+	// MaxKeyBytes while the text stays under it.
+	text := strings.Repeat("ȺȺȺȺȺȺȺȺȺȺ ", 40) + "limit is 5 days."
+	if _, err := c.Put(ctx, []Memory{{ID: "long", Text: text}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Get(ctx, "long"); m.KeyRule != "" || m.Subject != "" {
+		t.Fatalf("an over-long derived key was kept: %d bytes", len(m.Subject))
+	}
+	logOnly := t.TempDir()
+	if err := os.CopyFS(logOnly, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, logOnly} {
+		db := openTest(t, d, nil)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Two Puts racing with a statement and its update: whichever is logged
+// second supersedes the first, every time.
+func TestKeysConcurrentPuts(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	for round := range 20 {
+		c, _ := db.CreateCollection(ctx, fmt.Sprint("c", round), &CollectionOptions{Dim: 64, Embedder: "hashing"})
+		var wg sync.WaitGroup
+		for _, m := range []Memory{
+			{ID: "on", Text: "Two-factor authentication is enabled for all contractor accounts."},
+			{ID: "off", Text: "Two-factor authentication is disabled for all contractor accounts."},
+		} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := c.Put(ctx, []Memory{m}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if _, vis := c.Len(); vis != 1 {
+			t.Fatalf("round %d: %d current memories, want 1", round, vis)
+		}
+	}
+}
+
+// A memory that adopts a key later keeps the drift group it joined when
+// written: a snapshot reproduces the live grouping.
+func TestKeysDriftAfterAdopt(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	for _, m := range []Memory{
+		{ID: "mfa-1", Text: "Two-factor authentication is enabled for all contractor accounts."},
+		{ID: "mfa-2", Text: "Two-factor authentication is disabled for all contractor accounts."},
+		{ID: "x", Text: "Lunch is served in the atrium."},
+	} {
+		if _, err := c.Put(ctx, []Memory{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	groups := func(c *Collection) []string {
+		var out []string
+		for _, d := range c.Drift() {
+			out = append(out, fmt.Sprintf("%s:%d", d.Group, d.Observations))
+		}
+		slices.Sort(out)
+		return out
+	}
+	live := groups(c)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	if got := groups(c); !slices.Equal(got, live) {
+		t.Fatalf("drift groups after a snapshot %v, live %v", got, live)
+	}
+}
+
+// A consolidation run cut short by its budget keeps a conflict and its
+// penalty together: the loser is penalised once, by whichever run links
+// the pair.
+func TestKeysPenaltySurvivesBudget(t *testing.T) {
+	ctx := context.Background()
+	clock := date("2026-01-01")
+	db := openTest(t, t.TempDir(), &Options{NoSync: true, Clock: func() time.Time { return clock }})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, Keys: KeysExplicit})
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ms []Memory
+	for i := range 600 {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		v[0] = -10 // far from the pair below
+		ms = append(ms, Memory{ID: fmt.Sprint("f", i), Text: fmt.Sprint("filler ", i), Vector: v})
+	}
+	ms = append(ms, Memory{ID: "tabs", Text: "The frontend team prefers tabs.", Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}, Source: temporal.SourceWiki})
+	if _, err := c.Put(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(24 * time.Hour)
+	if _, err := c.Put(ctx, []Memory{{ID: "spaces", Text: "The frontend team prefers spaces.", Vector: []float32{1, 0.1, 0, 0, 0, 0, 0, 0}, Source: temporal.SourceWiki}}); err != nil {
+		t.Fatal(err)
+	}
+	contradicted := 0
+	for range 10 {
+		r, err := c.Consolidate(ctx, &ConsolidateOptions{Budget: time.Nanosecond, ConflictSim: 0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		contradicted += r.Contradicted
+		if !r.Truncated {
+			break
+		}
+	}
+	loser, _ := c.Get(ctx, "tabs")
+	if contradicted != 1 || loser.Penalty != DefaultConflictPenalty || !slices.Equal(loser.ContradictedBy, []string{"spaces"}) {
+		t.Fatalf("contradicted %d times; loser %+v", contradicted, loser)
 	}
 }

@@ -94,6 +94,10 @@ type Memory struct {
 	// keyFromObject is, on a memory that gives KeyFrom its key, the value
 	// KeyFrom states (logged, so replay needs no text analysis).
 	keyFromObject string
+	// embedded says Vector came from the collection's embedder, not the
+	// caller (logged): a retry is recognised by its text, since a remote
+	// model need not return the same bits twice.
+	embedded bool
 }
 
 // Belief is one bi-temporal belief about a memory: its valid window, as
@@ -228,6 +232,7 @@ func (m *Memory) encode(w *wire.Writer) {
 	w.String(m.KeyRule)
 	w.String(m.KeyFrom)
 	w.String(m.keyFromObject)
+	w.Bool(m.embedded)
 }
 
 // callerView is the memory as its caller gave it: without the key the
@@ -238,6 +243,10 @@ func (m *Memory) callerView() Memory {
 		v.Subject, v.Relation, v.Object = "", "", ""
 	}
 	v.KeyRule, v.KeyFrom, v.keyFromObject = "", "", ""
+	if v.embedded {
+		v.Vector = nil
+	}
+	v.embedded = false
 	return v
 }
 
@@ -305,6 +314,7 @@ func decodeMemory(r *wire.Reader, v byte) Memory {
 		m.KeyRule = r.String(MaxKeyBytes)
 		m.KeyFrom = r.String(MaxIDBytes)
 		m.keyFromObject = r.String(MaxKeyBytes)
+		m.embedded = r.Bool()
 	}
 	return m
 }

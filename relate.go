@@ -140,13 +140,13 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 			if extract.Compare(first.mem.Text, second.mem.Text).Verdict == extract.Unrelated {
 				continue
 			}
-			v, winner, loser := 0.0, k, j
+			v, pen := 0.0, -o.ConflictPenalty // j loses
 			if c.prefer(j, k) {
-				v, winner, loser = 1, j, k
+				v, pen = 1, o.ConflictPenalty // k loses
 			}
 			edits = append(edits, edit{rule: RuleTopicConflict, row: j, other: k, value: v})
-			if o.ConflictPenalty > 0 {
-				edits = append(edits, edit{rule: RuleContradicted, row: loser, other: winner, value: o.ConflictPenalty})
+			if pen != 0 {
+				edits = append(edits, edit{rule: RuleContradicted, row: j, other: k, value: pen})
 			}
 		}
 	}

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/tidemark/tidemark"
 )
 
 // The issue's plain-text example over HTTP: a text collection, no keys.
@@ -58,5 +61,44 @@ func TestPlainTextSupersessionHTTP(t *testing.T) {
 	// A bad key policy is a clear 400.
 	if r := call(t, ts, "POST", "/v1/collections/other", admin, `{"dim":4,"keys":"sometimes"}`); r.status != 400 || !strings.Contains(r.raw, "key policy") {
 		t.Fatalf("bad keys: %d %s", r.status, r.raw)
+	}
+}
+
+// A remote embedder reads the server's environment and sends texts to a
+// URL: only an admin token may configure one, only to a listed URL
+// prefix, only with a listed key variable.
+func TestRemoteEmbedderPolicy(t *testing.T) {
+	db, err := tidemark.Open(t.TempDir(), &tidemark.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(db, Config{Tokens: []Token{
+		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true},
+		{Token: other, Name: "other", Collections: []string{"theirs"}, Write: true},
+	}, Logger: quiet, EmbedderURLs: []string{"http://localhost:11434/"}, EmbedderKeyEnvs: []string{"OPENAI_API_KEY"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	for _, c := range []struct {
+		token, body string
+		status      int
+	}{
+		{other, `{"dim":4,"embedder":"openai","remote":{"base_url":"http://localhost:11434/v1","model":"m"}}`, 403},
+		{admin, `{"dim":4,"embedder":"openai","remote":{"base_url":"http://attacker.example/v1","model":"m"}}`, 403},
+		{admin, `{"dim":4,"embedder":"openai","remote":{"base_url":"http://localhost:11434/v1","model":"m","api_key_env":"HOME"}}`, 403},
+		{admin, `{"dim":4,"embedder":"openai","remote":{"base_url":"http://localhost:11434/v1","model":"m","api_key_env":"OPENAI_API_KEY"}}`, 201},
+	} {
+		r := call(t, ts, "POST", "/v1/collections/theirs", c.token, c.body)
+		if r.status != c.status || c.status == 403 && code(r) != "forbidden" {
+			t.Errorf("%s: %d %s, want %d", c.body, r.status, r.raw, c.status)
+		}
+	}
+	// The default server lists nothing: no remote embedder over HTTP.
+	ts2, _ := newTestServer(t)
+	if r := call(t, ts2, "POST", "/v1/collections/x", admin, `{"dim":4,"embedder":"ollama","remote":{"base_url":"http://localhost:11434","model":"m"}}`); r.status != 403 {
+		t.Errorf("default policy: %d %s", r.status, r.raw)
 	}
 }

@@ -3,7 +3,9 @@ package server
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tidemark/tidemark"
@@ -225,6 +227,9 @@ func (s *Server) routes() {
 		}
 		o := &tidemark.CollectionOptions{Dim: req.Dim, Embedder: req.Embedder, HalfLife: req.HalfLife, Keys: req.Keys}
 		if req.Remote != nil {
+			if err := s.allowRemote(t, req.Remote); err != nil {
+				return err
+			}
 			o.Remote = tidemark.RemoteEmbedder{BaseURL: req.Remote.BaseURL, Model: req.Remote.Model, APIKeyEnv: req.Remote.APIKeyEnv}
 		}
 		if req.Method != "" {
@@ -554,4 +559,20 @@ func describe(c *tidemark.Collection) CollectionJSON {
 		out.Remote = &RemoteEmbedderJSON{BaseURL: o.Remote.BaseURL, Model: o.Remote.Model, APIKeyEnv: o.Remote.APIKeyEnv}
 	}
 	return out
+}
+
+// allowRemote checks a remote embedder configuration against the server's
+// policy (Config.EmbedderURLs, EmbedderKeyEnvs): an admin token, a listed
+// URL prefix, a listed key variable.
+func (s *Server) allowRemote(t *Token, r *RemoteEmbedderJSON) error {
+	if !t.allows("*", true) || !slices.Contains(t.Collections, "*") {
+		return errf(http.StatusForbidden, "forbidden", "only a token for every collection, with write, may configure a remote embedder")
+	}
+	if !slices.ContainsFunc(s.cfg.EmbedderURLs, func(p string) bool { return p != "" && strings.HasPrefix(r.BaseURL, p) }) {
+		return errf(http.StatusForbidden, "forbidden", "remote.base_url is not among the server's embedder URLs (tidemark serve --embedder-urls)")
+	}
+	if r.APIKeyEnv != "" && !slices.Contains(s.cfg.EmbedderKeyEnvs, r.APIKeyEnv) {
+		return errf(http.StatusForbidden, "forbidden", "remote.api_key_env is not among the server's embedder key variables (tidemark serve --embedder-key-envs)")
+	}
+	return nil
 }

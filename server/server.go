@@ -79,6 +79,15 @@ type Config struct {
 	// Rate is each token's request limit per second when the token names
 	// none (default 500; bursts of twice that).
 	Rate float64
+	// EmbedderURLs are the base URL prefixes a collection created over
+	// HTTP may send its texts to ("openai" and "ollama" embedders), and
+	// EmbedderKeyEnvs the environment variables it may read a bearer key
+	// from. Both default to none: a remote embedder is then configured
+	// through the Go API only. Even when listed, only a token for every
+	// collection ("*") with write may configure one — otherwise any writer
+	// could point the server at a host of its choice with the server's
+	// secrets.
+	EmbedderURLs, EmbedderKeyEnvs []string
 }
 
 // Server serves a tidemark.DB over HTTP. It is safe for concurrent use.

@@ -67,6 +67,9 @@ type request struct {
 	first, last uint64
 	err         error
 	done        chan struct{}
+	// queued, when set, is called once the request's place in the log is
+	// fixed (handed to the writer) or it failed before that.
+	queued func()
 }
 
 // RecoveryInfo describes what Open found and did.
@@ -295,7 +298,16 @@ func (w *WAL) FirstSeq() uint64 {
 // Append returns ErrClosed; after a failed write or fsync, an error
 // wrapping ErrFailed (the record may or may not be in the log).
 func (w *WAL) Append(ctx context.Context, payload []byte) (uint64, error) {
-	r := &request{ctx: ctx}
+	return w.AppendQueued(ctx, payload, nil)
+}
+
+// AppendQueued is Append, calling queued (when not nil) as soon as the
+// record's sequence number is fixed — handed to the writer, before it is
+// durable — or the call failed before that; exactly once. A caller that
+// holds a lock across AppendQueued and releases it in queued orders its
+// records as it orders its lock, without waiting for the fsync under it.
+func (w *WAL) AppendQueued(ctx context.Context, payload []byte, queued func()) (uint64, error) {
+	r := &request{ctx: ctx, queued: queued}
 	r.one[0] = payload
 	r.payloads = r.one[:]
 	if err := w.submit(r); err != nil {
@@ -328,6 +340,12 @@ func (w *WAL) AppendBatch(ctx context.Context, payloads [][]byte) (first, last u
 // submit checks r, hands it to the writer and waits for the outcome, which
 // the writer stores in r.
 func (w *WAL) submit(r *request) error {
+	queued := r.queued
+	defer func() {
+		if queued != nil {
+			queued()
+		}
+	}()
 	for i, p := range r.payloads {
 		if len(p) > w.opts.MaxRecordSize {
 			return fmt.Errorf("%w: payload %d is %d bytes, Options.MaxRecordSize is %d", ErrTooLarge, i, len(p), w.opts.MaxRecordSize)
@@ -346,6 +364,10 @@ func (w *WAL) submit(r *request) error {
 		return r.ctx.Err()
 	case <-w.closing:
 		return ErrClosed
+	}
+	if queued != nil {
+		queued()
+		queued = nil
 	}
 	<-r.done
 	if r.err != nil {

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -60,6 +61,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxBody := fs.Int64("max-body", 32<<20, "request body limit in bytes")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
 	consolidate := fs.Duration("consolidate-every", 0, "run consolidation in the background at this interval (0: never)")
+	embedURLs := fs.String("embedder-urls", "", "comma-separated base URL prefixes that collections created over HTTP may embed through (e.g. http://localhost:11434/); default none")
+	embedKeys := fs.String("embedder-key-envs", "", "comma-separated names of environment variables that remote embedders may read an API key from (e.g. OPENAI_API_KEY); default none")
 	config := fs.String("config", os.Getenv("TIDEMARK_CONFIG"), "optional JSON config file whose keys are these flags' names (env TIDEMARK_CONFIG); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -101,7 +104,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	log.Info("opened", "data", *data, "recovery", fmt.Sprintf("%+v", db.Recovery()))
-	srv, err := server.New(db, server.Config{Tokens: toks, MaxBodyBytes: *maxBody, RequestTimeout: *timeout, Logger: log})
+	srv, err := server.New(db, server.Config{Tokens: toks, MaxBodyBytes: *maxBody, RequestTimeout: *timeout, Logger: log,
+		EmbedderURLs: splitList(*embedURLs), EmbedderKeyEnvs: splitList(*embedKeys)})
 	if err != nil {
 		db.Close()
 		return err
@@ -131,4 +135,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	// Close writes a final snapshot after the log's last record.
 	return errors.Join(err, db.Close())
+}
+
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
