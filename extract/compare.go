@@ -101,6 +101,15 @@ func Compare(older, newer string) Change {
 		a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
 		return Change{}
 	}
+	if p == 0 && ea == 1 && eb == 1 && a.mv > 1 {
+		// A count that opens the sentence ("Three engineers staff the
+		// night shift" / "Two engineers …"): the rest is the fact. Not a
+		// house number ("18 Wren Lane has a garage").
+		if countWord(a.toks[0].lower) && countWord(b.toks[0].lower) && a.word(1) && isLower(a.toks[1].core) {
+			return Change{Verdict: Update, Rule: "count", Subject: a.keyWords(1, a.mv, nil),
+				Relation: a.keyWords(a.mv, na, nil), Old: a.toks[0].core, New: b.toks[0].core}
+		}
+	}
 	_, pred := a.verbGroup()
 	if _, pb := b.verbGroup(); pb != pred || pred > p {
 		return Change{} // the change is in the subject or the verb
@@ -169,6 +178,11 @@ func negationConflict(a, b *sentence, p, ea, eb int) Change {
 	}
 	return Change{Verdict: Conflict, Rule: "negation", Subject: subject,
 		Relation: pos.keyWords(pos.mv, len(pos.toks), nil), Old: old, New: nw}
+}
+
+// countWord reports a number written as a word or in digits.
+func countWord(w string) bool {
+	return numberWords[w] && !ordinals[w] || w != "" && isDigit(w[0]) && !strings.ContainsAny(w, ":/-")
 }
 
 // sameTok reports whether a.toks[i] and b.toks[j] are the same word with
@@ -307,8 +321,8 @@ func (s *sentence) nounPhrase(i, j int) bool {
 			break
 		}
 	}
-	if groups[s.toks[end-1].lower] {
-		return false // one body among several the subject may belong to
+	if groups[s.toks[end-1].lower] && s.toks[i-2].lower != "to" {
+		return false // one body among several the subject may belong to ("sits on the defense committee"), not a destination ("go to the platform team")
 	}
 	if end > j {
 		// The change is a modifier of a noun both share ("the water bill",
@@ -365,6 +379,11 @@ func (s *sentence) complement(i, j, pred int) bool {
 		if !s.word(k) || t.cls != word || prepositions[t.lower] || conjunctions[t.lower] || !hasLetter(t.core) ||
 			k < j-1 && t.trail != "" {
 			return false
+		}
+	}
+	for k := j; k < len(s.toks); k++ {
+		if !s.word(k) {
+			return false // "is payable within ten days" / "is refundable within ten days": the value comes later, the word is the relation
 		}
 	}
 	if j < len(s.toks) && s.toks[j].lower == "by" && (j+1 == len(s.toks) || s.toks[j+1].lower != "default") {

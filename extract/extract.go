@@ -791,6 +791,9 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 	if manyVerbs[v] || !singleVerbs[v] {
 		return true
 	}
+	if i > 0 && s.word(i-1) && indefinites[s.toks[i-1].lower] {
+		return true // "requires a badge": one kind of thing among several
+	}
 	// The value must follow the verb closely: "leaves from Pier 3", not
 	// "leaves bequests to the shelter" ("takes place in" is one verb), or
 	// be what an attribute of the object is ("requires a quorum of five
@@ -871,11 +874,17 @@ func (s *sentence) attributeOf(i int) bool {
 // quantity reports a number (with its unit) in toks[i:j].
 func (s *sentence) quantity(i, j int) bool {
 	for k := i; k < j; k++ {
-		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber {
+		if !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber && !version(s.toks[s.spans[s.spanOf[k]].i].core) {
 			return true
 		}
 	}
 	return false
+}
+
+// version reports a version rather than an amount: 4.2.1, v2, >=3.11.
+func version(w string) bool {
+	return strings.Count(w, ".") >= 2 || len(w) > 1 && (w[0] == 'v' || w[0] == 'V') && isDigit(w[1]) ||
+		strings.ContainsAny(w[:1], "=<>~^")
 }
 
 // closedOn reports "closed on", "open on" right before the value at i.

@@ -87,6 +87,8 @@ var (
 		hourly daily nightly weekly fortnightly biweekly monthly quarterly annually yearly
 		first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth
 		midnight noon midday`)
+	// ordinals are ranks, not counts.
+	ordinals = wordSet("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth last once twice thrice")
 	// months open a date ("June 30").
 	months = wordSet("january february march april may june july august september october november december")
 	// honorifics end with a stop that does not end the sentence.
@@ -255,7 +257,7 @@ var (
 	// definites pick out one thing ("the shift manager", "our CFO").
 	definites = wordSet("the this our its their your my his her")
 	// bounds qualify an amount ("up to 120", "at most 3", "over €50").
-	bounds = wordSet("up to at most least over under above below more less than no fewer maximum minimum max min")
+	bounds = wordSet("up to at most least over under above below more less than no fewer maximum minimum max min about around approximately roughly nearly almost some")
 	// quantifiers may stand between a verb and its value ("changes every
 	// Monday"); idiomObjects make one verb with "take" ("takes place in").
 	quantifiers  = wordSet("every each other")
