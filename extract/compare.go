@@ -97,7 +97,7 @@ func Compare(older, newer string) Change {
 	if ea == p || eb == p {
 		return negationConflict(a, b, p, ea, eb)
 	}
-	if !a.statement(true) || !b.statement(true) || !a.findVerb() || !b.findVerb() ||
+	if !a.statementExcept(true, p, ea) || !b.statementExcept(true, p, eb) || !a.findVerb() || !b.findVerb() ||
 		a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
 		return Change{}
 	}
@@ -141,7 +141,7 @@ func Compare(older, newer string) Change {
 		ch.Verdict, ch.Rule = Update, "value"
 	case a.complement(start, ea, pred) && b.complement(start, eb, pred):
 		ch.Verdict, ch.Rule = Update, "complement"
-	case a.agent(start, ea, pred) && b.agent(start, eb, pred):
+	case a.agent(start, ea, pred) && b.agent(start, eb, pred) && (a.definiteAgent(start) || b.definiteAgent(start)):
 		ch.Verdict, ch.Rule = Update, "agent"
 	case (va || a.nounPhrase(start, ea)) && (vb || b.nounPhrase(start, eb)):
 		ch.Verdict, ch.Rule = Update, "noun phrase"
@@ -333,6 +333,12 @@ func (s *sentence) nounPhrase(i, j int) bool {
 		prepositions[s.toks[end].lower] && s.toks[end].lower != "of")
 }
 
+// definiteAgent reports an agent at i that is a name or opens with a
+// definite determiner.
+func (s *sentence) definiteAgent(i int) bool {
+	return !s.word(i) || definites[s.toks[i].lower] || definites[s.toks[i-1].lower]
+}
+
 // agent reports plain words naming who does a copula's passive verb:
 // "is approved by the shift manager", where the words after "by" changed.
 func (s *sentence) agent(i, j, pred int) bool {
@@ -346,8 +352,10 @@ func (s *sentence) agent(i, j, pred int) bool {
 	// An agent is a person, a role or a body: a name, or a noun phrase
 	// with a definite determiner ("the shift manager"); bare nouns after
 	// "by" are a means ("paid by cheque"), one of several.
-	// "by a scribe" names one of several people in a role.
-	if s.word(i) && !definites[s.toks[i-1].lower] && !definites[s.toks[i].lower] {
+	// "by a scribe" names one of several people in a role (Compare
+	// accepts it when the other side names one: "by the HR business
+	// partner" / "by an external consultant").
+	if s.word(i) && !definites[s.toks[i-1].lower] && !definites[s.toks[i].lower] && !indefinites[s.toks[i-1].lower] && !indefinites[s.toks[i].lower] {
 		return false
 	}
 	for m := i; m < j; m++ {

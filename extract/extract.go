@@ -106,6 +106,13 @@ func (s *sentence) word(k int) bool { return s.spanOf[k] < 0 }
 // hedged is set — a hedge or a condition. A stop after an honorific or an
 // initial ("Dr. Reyes", "J. Smith") does not end a sentence.
 func (s *sentence) statement(hedged bool) bool {
+	return s.statementExcept(hedged, -1, -1)
+}
+
+// statementExcept is statement, except that with hedged set a negation
+// outside toks[lo:hi] is allowed: Compare's two statements share it ("The
+// maximum stay without a visa is 90 days" / "… 30 days").
+func (s *sentence) statementExcept(hedged bool, lo, hi int) bool {
 	n := len(s.toks)
 	if questionOpen[s.toks[0].lower] {
 		return false
@@ -123,8 +130,11 @@ func (s *sentence) statement(hedged bool) bool {
 				return false
 			}
 		}
-		if s.word(k) && (negations[t.lower] || !hedged && hedges[t.lower] ||
-			strings.HasSuffix(t.lower, "n't") || strings.HasSuffix(t.lower, "n’t")) {
+		negation := negations[t.lower] || strings.HasSuffix(t.lower, "n't") || strings.HasSuffix(t.lower, "n’t")
+		if hedged && lo >= 0 && (k < lo || k >= hi) {
+			negation = false
+		}
+		if s.word(k) && (negation || !hedged && hedges[t.lower]) {
 			return false
 		}
 	}
@@ -194,7 +204,7 @@ func (s *sentence) findVerb() bool {
 		for k := 1; k < len(s.toks); k++ {
 			th, ok := verbForm(s.toks[k].lower)
 			if !ok || th != third || !s.word(k) || !s.verbPosition(k) ||
-				!third && !strings.HasSuffix(s.toks[k-1].lower, "s") && !modals[s.toks[k-1].lower] && !s.pluralSubject(k) {
+				!third && !pluralNoun(s.toks[k-1]) && !modals[s.toks[k-1].lower] && !s.pluralSubject(k) {
 				continue
 			}
 			if s.toks[k-1].kind == kindNumber {
@@ -236,6 +246,12 @@ func (s *sentence) findVerb() bool {
 
 // isCopula reports a present-tense copula.
 func isCopula(w string) bool { return copulas[w] }
+
+// pluralNoun reports a word that may be a plural noun: it ends in -s and
+// is not a possessive ("the group's return flight").
+func pluralNoun(t token) bool {
+	return strings.HasSuffix(t.lower, "s") && !strings.HasSuffix(t.lower, "'s") && !strings.HasSuffix(t.lower, "’s")
+}
 
 // pluralSubject reports a base-form verb at k after a subject whose head
 // is plural and whose modifiers follow it ("Final exams for the spring
@@ -563,6 +579,11 @@ func (s *sentence) apposition() (int, int) {
 	sp := s.spans[i]
 	if sp.i != k || sp.cls != code || sp.j >= n || s.mv >= 0 && s.mv < sp.j {
 		return -1, 0
+	}
+	if t := s.toks[sp.j]; sp.kind == kindNumber && s.word(sp.j) && sp.j != s.mv && isLower(t.lower) && !prepositions[t.lower] && !isCopula(t.lower) {
+		if _, verb := verbForm(t.lower); !verb {
+			return -1, 0 // "The size 10 jeans": the value modifies a noun, it does not name the subject
+		}
 	}
 	return i, end
 }

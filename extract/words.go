@@ -105,6 +105,7 @@ const verbBases = `accept accrue adopt allocate allow alert apply approve archiv
 	consume contain convert correspond cost count cover create
 	decode declare default define delete depart depend deploy disable dispatch display downgrade drop
 	end fall go happen leave live meet move occur operate work
+	attend embark invest escalate exchange protect
 	subscribe recognize recognise
 	earn embed emit enable encode encrypt enforce evaluate exceed execute expire export expose
 	fetch filter fire flag flush format forward
@@ -228,7 +229,8 @@ var (
 		contracted sold assembled booked planned addressed arranged resolved stored parked registered filed
 		printed processed issued produced supplied provided maintained conducted serviced underwritten
 		curated decided changed renewed reviewed collected restocked done handed sent routed directed
-		played consolidated docked moored staged filmed recorded
+		played consolidated docked moored staged filmed recorded escalated referred forwarded addressed
+		delegated transferred protected exchanged
 		named called known labelled labeled numbered coded dated timed due`)
 	// manyPassives are participles whose agent or object is one of many:
 	// "is stocked by", "is attended by", "is twinned with", "is drawn
@@ -267,7 +269,7 @@ var (
 	closures = wordSet("closed open shut")
 	// connectors may join the words of one value ("Office of Rural
 	// Development", "Mondays and Thursdays", "Hartwell & Pryce").
-	connectors = wordSet("of and de du des la le el von van der the & on for")
+	connectors = wordSet("of and de du des la le el von van der the & on for da das do dos di del della y")
 	// rangeWords join two numbers into one value ("8 a.m. to 6 p.m.").
 	rangeWords = wordSet("to through until and")
 	// periods after "every" are the value of a schedule ("every month").
