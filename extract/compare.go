@@ -365,6 +365,12 @@ func (s *sentence) agent(i, j, pred int) bool {
 			return false // "the director of nursing" is one agent
 		}
 	}
+	// The agent's noun phrase may go on past the change ("by the platform
+	// team" / "by the data reliability team": the team is the value).
+	for n := 0; n < 3 && j < len(s.toks) && s.word(j) && !prepositions[s.toks[j].lower] && isLower(s.toks[j].lower) &&
+		!strings.ContainsAny(s.toks[j-1].trail, ",;"); n++ {
+		j++
+	}
 	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
 }
 

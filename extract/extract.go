@@ -189,19 +189,34 @@ func (s *sentence) findVerb() bool {
 	// A base form is a verb only after a plural subject ("Employees
 	// receive"), not inside a compound ("Decision record").
 	// A plain word right after a modal is a verb ("may claim", "should
-	// go"), known or not.
+	// go", "must not exceed"), known or not.
 	for k := 1; k < len(s.toks); k++ {
-		if s.word(k-1) && modals[s.toks[k-1].lower] && s.word(k) && isLower(s.toks[k].lower) && s.toks[k-1].trail == "" &&
-			!articles[s.toks[k].lower] && !prepositions[s.toks[k].lower] && !negations[s.toks[k].lower] {
-			s.mv = k
+		if !s.word(k-1) || !modals[s.toks[k-1].lower] || s.toks[k-1].trail != "" {
+			continue
+		}
+		v := k
+		if v+1 < len(s.toks) && s.word(v) && s.toks[v].lower == "not" {
+			v++
+		}
+		if s.word(v) && isLower(s.toks[v].lower) && !articles[s.toks[v].lower] && !prepositions[s.toks[v].lower] && !negations[s.toks[v].lower] {
+			s.mv = v
 			return true
+		}
+	}
+	// A verb after a subordinator ("… after the agreement ends") is in a
+	// clause, not the sentence's main verb.
+	sub := len(s.toks)
+	for k := 1; k < len(s.toks); k++ {
+		if s.word(k) && subordinators[s.toks[k].lower] {
+			sub = k
+			break
 		}
 	}
 	// A verb form right after a number is more likely a plural noun ("earn
 	// two points"): it is the verb only when no other is found.
 	afterNumber := -1
 	for _, third := range []bool{true, false} {
-		for k := 1; k < len(s.toks); k++ {
+		for k := 1; k < sub; k++ {
 			th, ok := verbForm(s.toks[k].lower)
 			if !ok || th != third || !s.word(k) || !s.verbPosition(k) ||
 				!third && !pluralNoun(s.toks[k-1]) && !modals[s.toks[k-1].lower] && !s.pluralSubject(k) {
@@ -217,20 +232,19 @@ func (s *sentence) findVerb() bool {
 			return true
 		}
 	}
-	if afterNumber >= 0 {
-		s.mv = afterNumber
-		return true
-	}
 	// An -s word after the first value of the predicate is more likely a
 	// plural noun ("prefetch 4 tasks"): then no verb is found. Values among
 	// the first three words are the subject's ("The Harrow 400 machine
 	// comes with…").
-	limit := len(s.toks)
+	limit := min(sub, len(s.toks))
 	for _, sp := range s.spans {
 		if sp.i >= 3 {
-			limit = sp.i
+			limit = min(limit, sp.i)
 			break
 		}
+	}
+	if afterNumber >= 0 {
+		limit = min(limit, afterNumber-1)
 	}
 	for k := 2; k < limit; k++ {
 		w := s.toks[k].lower
@@ -240,6 +254,9 @@ func (s *sentence) findVerb() bool {
 			s.mv = k
 			return true
 		}
+	}
+	if afterNumber >= 0 {
+		s.mv = afterNumber
 	}
 	return true
 }
@@ -260,8 +277,8 @@ func pluralNoun(t token) bool {
 // before k is not a determiner, a preposition or "to".
 func (s *sentence) pluralSubject(k int) bool {
 	p := s.toks[k-1].lower
-	if determiners[p] || prepositions[p] || conjunctions[p] {
-		return false
+	if determiners[p] || prepositions[p] || conjunctions[p] || s.toks[k-1].kind == kindNumber {
+		return false // "three sample pods": a noun after a number
 	}
 	for h := 0; h < k-1 && h < 4; h++ {
 		w := s.toks[h].lower

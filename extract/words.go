@@ -105,7 +105,7 @@ const verbBases = `accept accrue adopt allocate allow alert apply approve archiv
 	consume contain convert correspond cost count cover create
 	decode declare default define delete depart depend deploy disable dispatch display downgrade drop
 	end fall go happen leave live meet move occur operate work
-	attend embark invest escalate exchange protect
+	attend embark invest escalate exchange protect come survive lose exceed
 	subscribe recognize recognise
 	earn embed emit enable encode encrypt enforce evaluate exceed execute expire export expose
 	fetch filter fire flag flush format forward
@@ -237,7 +237,7 @@ var (
 	// from", "has been prescribed", "is signed by".
 	manyPassives = wordSet(`stocked attended signed drawn twinned prescribed visited used supported endorsed
 		recommended sponsored funded followed read watched shared accepted frequented joined served
-		spoken offered carried listed featured included covered cited referenced translated distributed
+		spoken offered listed featured included cited referenced translated distributed
 		exported imported partnered linked paired matched connected affiliated associated involved`)
 	// placePreps open the places a many-valued adjective ranges over
 	// ("available in", "licensed across").
@@ -256,6 +256,8 @@ var (
 	// memberVerbs make even a quoted value one member of many ("The
 	// reading list includes \"Middlemarch\"").
 	memberVerbs = wordSet("include includes contain contains list lists feature features offer offers stock stocks")
+	// subordinators open a clause whose verb is not the main verb.
+	subordinators = wordSet("after before when whenever until once while because since unless although though whereas")
 	// definites pick out one thing ("the shift manager", "our CFO").
 	definites = wordSet("the this our its their your my his her")
 	// bounds qualify an amount ("up to 120", "at most 3", "over €50").
