@@ -7,15 +7,15 @@ import (
 
 // The issue's targets: at most 0.5% of the different-fact pairs harmed
 // (superseded or penalised), at least 95% of the updates caught. The
-// held-out set of final6/ was measured once at commit 7022fb3: 2/530
-// harmed (0.38%, within the target) and 306/330 updates caught (0.927,
+// held-out set of final7/ was measured once at commit 9a886ff: 2/530
+// harmed (0.38%, within the target) and 302/330 updates caught (0.915,
 // below it). The test holds precision to the target and recall to the
 // measured floor, so that neither regresses; the recall target is not met
-// (see testdata/README.md for every held-out measurement).
+// (testdata/README.md lists every held-out measurement).
 const (
 	maxWrong     = 0.005
 	targetCaught = 0.95
-	floorCaught  = 0.92
+	floorCaught  = 0.91
 )
 
 func run(t *testing.T, file string) []Outcome {
@@ -116,9 +116,9 @@ func TestHeldOutPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Reported, not asserted: this set's writer restated some facts in
-	// several pairs with other values ("Invoices from Castellan Freight are
-	// payable within 30 / 45 / 60 days"), which one collection rightly
-	// supersedes across pairs.
+	// Reported, not asserted: a set's writer may restate one fact in
+	// several pairs with other values (dev8: "Invoices from Castellan
+	// Freight are payable within 30 / 45 / 60 days"), which one collection
+	// rightly supersedes across pairs.
 	reportShared(t, "held-out, one collection", res)
 }
