@@ -249,22 +249,3 @@ func FuzzHashingSubword(f *testing.F) {
 		}
 	})
 }
-
-func BenchmarkHashingEmbedSubword(b *testing.B) {
-	h := newHashingT(b, new(SubwordOptions(0)))
-	if err := h.Fit(hashingSampleCorpus); err != nil {
-		b.Fatal(err)
-	}
-	texts := make([]string, 64)
-	var n int
-	for i := range texts {
-		texts[i] = strings.Repeat(hashingSampleTexts[i%5]+" ", 4)
-		n += len(texts[i])
-	}
-	b.SetBytes(int64(n))
-	for b.Loop() {
-		if _, err := h.Embed(b.Context(), texts); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

@@ -585,21 +585,27 @@ func FuzzHashingEmbed(f *testing.F) {
 }
 
 func BenchmarkHashingEmbed(b *testing.B) {
-	h := newHashingT(b, nil)
-	if err := h.Fit(hashingSampleCorpus); err != nil {
-		b.Fatal(err)
-	}
-	texts := make([]string, 64)
-	var n int
-	for i := range texts {
-		texts[i] = strings.Repeat(hashingSampleTexts[i%5]+" ", 4)
-		n += len(texts[i])
-	}
-	b.SetBytes(int64(n))
-	ctx := context.Background()
-	for b.Loop() {
-		if _, err := h.Embed(ctx, texts); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range []struct {
+		name string
+		opts *HashingOptions
+	}{{"words", nil}, {"subwords", new(SubwordOptions(0))}} {
+		b.Run(c.name, func(b *testing.B) {
+			h := newHashingT(b, c.opts)
+			if err := h.Fit(hashingSampleCorpus); err != nil {
+				b.Fatal(err)
+			}
+			texts := make([]string, 64)
+			var n int
+			for i := range texts {
+				texts[i] = strings.Repeat(hashingSampleTexts[i%5]+" ", 4)
+				n += len(texts[i])
+			}
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if _, err := h.Embed(b.Context(), texts); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
