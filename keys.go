@@ -24,10 +24,11 @@ import (
 //     both have none), so temporal.Resolve's order supersedes the older
 //     value.
 //
-// Candidates for (2) are the current memories whose text begins with the
-// same two words (the subject and verb must be unchanged, so they share
-// at least those), newest first, at most maxUpdateCandidates of them, and
-// the batch's earlier memories.
+// Candidates for (2) are the memories whose text begins with the same two
+// words (the subject and verb must be unchanged, so they share at least
+// those): the batch's earlier memories, those of Puts logged but not yet
+// applied, and at most maxUpdateCandidates current memories of the
+// ledger, newest first (commitDerived).
 
 // maxUpdateCandidates bounds the current memories one new memory is
 // compared with.

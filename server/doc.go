@@ -9,8 +9,9 @@
 // with a status from one table (see errorStatus): 400 for bad input
 // (malformed_json, unknown_field, invalid_argument, dimension_mismatch,
 // not_finite), 401 unauthenticated, 403 forbidden, 404 not_found, 409
-// already_exists, 413 too_large, 429 rate_limited, 503 unavailable. A
-// refused request writes nothing.
+// already_exists, 413 too_large, 429 rate_limited, 503 unavailable or
+// embedder_unavailable (the collection's remote embedder failed; nothing
+// was stored), 504 timeout. A refused request writes nothing.
 //
 // # Limits
 //
