@@ -380,7 +380,7 @@ func (c *Collection) precheck(ms []Memory) error {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	for i := range ms {
-		if j, ok := c.byID[ms[i].ID]; ok && !c.sameContent(j, &ms[i]) {
+		if j, ok := c.byID[ms[i].ID]; ok && !c.sameContent(j, &ms[i], contentHash(&ms[i])) {
 			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
 		}
 	}
@@ -388,12 +388,12 @@ func (c *Collection) precheck(ms []Memory) error {
 }
 
 // sameContent reports whether m is a retry of the write stored for its id
-// in row j (c.mu held). A memory whose vector the embedder made is
-// compared by its text (Memory.callerView); one stored by a build that
-// hashed embedded vectors too matches that way as well.
-func (c *Collection) sameContent(j int, m *Memory) bool {
-	h := c.hashOf(j, m.ID)
-	if contentHash(m) == h {
+// in row j (c.mu held); h is contentHash(m). A memory whose vector the
+// embedder made is compared by its text (Memory.callerView); one stored by
+// a build that hashed embedded vectors too matches that way as well.
+func (c *Collection) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
+	stored := c.hashOf(j, m.ID)
+	if h == stored {
 		return true
 	}
 	if !m.embedded && m.Vector != nil {
@@ -403,7 +403,7 @@ func (c *Collection) sameContent(j int, m *Memory) bool {
 	v := m.callerView()
 	v.Vector = m.Vector
 	v.encodeCaller(&w)
-	return sha256.Sum256(w.B) == h
+	return sha256.Sum256(w.B) == stored
 }
 
 // hashOf returns the content hash stored for id, which lives in row j (as

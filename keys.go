@@ -148,7 +148,7 @@ func deriveKeys(batch []Memory, cands candidateSet) {
 		}
 		if l := leadWords(m.Text); l != "" {
 			bucket := cands[l]
-			for k, n := len(bucket)-1, 0; k >= 0 && n < 2*maxUpdateCandidates; k, n = k-1, n+1 {
+			for k := len(bucket) - 1; k >= max(0, len(bucket)-2*maxUpdateCandidates); k-- {
 				if shareKey(m, bucket[k]) {
 					break
 				}

@@ -122,7 +122,7 @@ func (c *Collection) applyOne(m *Memory, tx float64, touched map[int]bool) PutRe
 		// A retry of a write that was applied (precheck refused other
 		// content; two racing Puts with one id land here in log order).
 		res.Outcome, res.Into = Unchanged, c.rows[j].mem.ID
-		if !c.sameContent(j, m) {
+		if !c.sameContent(j, m, h) {
 			// Two Puts raced on one id with different content: the first
 			// in log order stands.
 			res.Outcome = Rejected

@@ -74,21 +74,32 @@ type Outcome struct {
 // memory superseded or penalised.
 func (o Outcome) Hit() bool { return o.Superseded || o.Penalised }
 
+// openDB opens a database in a temporary directory, without fsync or
+// checkpoints, whose clock moves only when tick moves it; done closes it
+// and removes the directory.
+func openDB() (db *tidemark.DB, tick func(time.Duration), done func(), err error) {
+	dir, err := os.MkdirTemp("", "tidemark-heldout-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, err = tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
+		Clock: func() time.Time { return clock }})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, nil, nil, err
+	}
+	return db, func(d time.Duration) { clock = clock.Add(d) }, func() { db.Close(); os.RemoveAll(dir) }, nil
+}
+
 // Run writes every pair into its own collection of one database (the
 // first statement a day before the second) and consolidates.
 func Run(ctx context.Context, pairs []Pair) ([]Outcome, error) {
-	dir, err := os.MkdirTemp("", "tidemark-heldout-")
+	db, tick, done, err := openDB()
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
-		Clock: func() time.Time { return clock }})
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
+	defer done()
 	out := make([]Outcome, 0, len(pairs))
 	for i, p := range pairs {
 		first, second := p.Old, p.New
@@ -100,7 +111,7 @@ func Run(ctx context.Context, pairs []Pair) ([]Outcome, error) {
 			return nil, err
 		}
 		for j, text := range []string{first, second} {
-			clock = clock.Add(24 * time.Hour)
+			tick(24 * time.Hour)
 			if _, err := c.Put(ctx, []tidemark.Memory{{ID: fmt.Sprint(j), Text: text}}); err != nil {
 				return nil, fmt.Errorf("pair %s: %w", p.ID, err)
 			}
@@ -157,18 +168,11 @@ type Shared struct {
 // collection and reports what it caught and what it harmed.
 func RunShared(ctx context.Context, updates, different []Pair) (Shared, error) {
 	var res Shared
-	dir, err := os.MkdirTemp("", "tidemark-heldout-")
+	db, tick, done, err := openDB()
 	if err != nil {
 		return res, err
 	}
-	defer os.RemoveAll(dir)
-	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: -1, CheckpointBytes: -1,
-		Clock: func() time.Time { return clock }})
-	if err != nil {
-		return res, err
-	}
-	defer db.Close()
+	defer done()
 	c, err := db.CreateCollection(ctx, "shared", &tidemark.CollectionOptions{Dim: 256, Embedder: "hashing"})
 	if err != nil {
 		return res, err
@@ -186,7 +190,7 @@ func RunShared(ctx context.Context, updates, different []Pair) (Shared, error) {
 	}
 	for _, ms := range [][]tidemark.Memory{first, second} {
 		for _, m := range ms { // one write at a time, a minute apart, as a stream of facts arrives
-			clock = clock.Add(time.Minute)
+			tick(time.Minute)
 			if _, err := c.Put(ctx, []tidemark.Memory{m}); err != nil {
 				return res, fmt.Errorf("%s: %w", m.ID, err)
 			}
