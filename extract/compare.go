@@ -42,14 +42,19 @@ type Change struct {
 	Subject, Relation string
 	Old, New          string
 	// Rule says why: "value" (a value-shaped span: a number, a name, a
-	// code value), "complement" (plain words completing a copula), for an
-	// Update; "plain" (plain words after another verb) or "negation" (one
-	// statement negates the other), for a Conflict.
+	// code value), "complement" (plain words completing a copula),
+	// "agent" (a passive's definite agent), "noun phrase" (a definite
+	// noun phrase), "place" (the object of the predicate's own phrase:
+	// "is held in the east wing lobby"), "definite" (a definite noun
+	// phrase completing a copula after a definite subject), "count" (the
+	// count that opens the sentence), for an Update; "plain" (plain words
+	// after a verb of choice) or "negation" (one statement negates the
+	// other), for a Conflict.
 	Rule string
 }
 
 // maxChange is the most tokens a changed value may span.
-const maxChange = 5
+const maxChange = 7
 
 // Compare compares an older statement with a newer one, word by word.
 // They state one fact with two values (Update) when they are the same
@@ -77,9 +82,15 @@ const maxChange = 5
 // ("should last 8 hours") is allowed, unlike in Key. Compare is a pure
 // function, safe for concurrent use.
 func Compare(older, newer string) Change {
+	ch, _ := compare(older, newer)
+	return ch
+}
+
+// compare is Compare, with the reason it found no Update or Conflict.
+func compare(older, newer string) (Change, string) {
 	a, b := parse(older), parse(newer)
 	if a == nil || b == nil {
-		return Change{}
+		return Change{}, "not one sentence"
 	}
 	na, nb := len(a.toks), len(b.toks)
 	p := 0
@@ -92,14 +103,21 @@ func Compare(older, newer string) Change {
 	}
 	ea, eb := na-suf, nb-suf
 	if ea == p && eb == p {
-		return Change{} // the same words
+		return Change{}, "the same words"
+	}
+	if (ea == p || eb == p) && p > 0 {
+		// Words added inside a value ("four hours" / "four and a half
+		// hours") change the whole value.
+		p = min(p, a.valueStart(min(p, na-1)), b.valueStart(min(p, nb-1)))
 	}
 	if ea == p || eb == p {
-		return negationConflict(a, b, p, ea, eb)
+		return negationConflict(a, b, p, ea, eb), "words added or removed"
 	}
-	if !a.statementExcept(true, p, ea) || !b.statementExcept(true, p, eb) || !a.findVerb() || !b.findVerb() ||
-		a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
-		return Change{}
+	if !a.statementExcept(true, p, ea) || !b.statementExcept(true, p, eb) {
+		return Change{}, "not a plain statement"
+	}
+	if !a.findVerb() || !b.findVerb() || a.mv < 0 || a.mv != b.mv || a.copular != b.copular {
+		return Change{}, "no common main verb"
 	}
 	if p == 0 && ea == 1 && eb == 1 && a.mv > 1 {
 		// A count that opens the sentence ("Three engineers staff the
@@ -107,12 +125,12 @@ func Compare(older, newer string) Change {
 		// house number ("18 Wren Lane has a garage").
 		if countWord(a.toks[0].lower) && countWord(b.toks[0].lower) && a.word(1) && isLower(a.toks[1].core) {
 			return Change{Verdict: Update, Rule: "count", Subject: a.keyWords(1, a.mv, nil),
-				Relation: a.keyWords(a.mv, na, nil), Old: a.toks[0].core, New: b.toks[0].core}
+				Relation: a.keyWords(a.mv, na, nil), Old: a.toks[0].core, New: b.toks[0].core}, ""
 		}
 	}
 	_, pred := a.verbGroup()
 	if _, pb := b.verbGroup(); pb != pred || pred > p {
-		return Change{} // the change is in the subject or the verb
+		return Change{}, "change in the subject or verb" // the change is in the subject or the verb
 	}
 	// Grow the change to whole values: "Maria Lopez" → "Kenji Lopez"
 	// changes the name, not one word of it.
@@ -120,21 +138,23 @@ func Compare(older, newer string) Change {
 	suf = min(suf, na-a.valueEnd(ea), nb-b.valueEnd(eb))
 	ea, eb = na-suf, nb-suf
 	if start < pred || ea-start > maxChange || eb-start > maxChange {
-		return Change{}
+		return Change{}, "change too long or before the predicate"
 	}
 	ch := Change{Subject: a.keyWords(0, a.mv, nil), Relation: a.keyWords(a.mv, na, &span{i: start, j: ea}),
 		Old: a.textOf(start, ea), New: b.textOf(start, eb)}
 	if ch.Subject == "" || ch.Relation == "" || pronounSubjects[ch.Subject] ||
 		temporal.NormalizeObject(ch.Old) == temporal.NormalizeObject(ch.New) {
-		return Change{}
+		return Change{}, "no subject or relation, or the same value"
 	}
 	if a.pinnedName(start, ea) != b.pinnedName(start, eb) {
-		return Change{} // numpy==1.24.0 and pydantic==2.4.2 pin two packages
+		return Change{}, "two pinned packages" // numpy==1.24.0 and pydantic==2.4.2 pin two packages
 	}
 	coded := a.coded(start, ea) && b.coded(start, eb)
-	if a.manyValuedSlot(start, ea, coded) || b.manyValuedSlot(start, eb, coded) ||
-		a.qualifier(start, ea, pred) || b.qualifier(start, eb, pred) {
-		return Change{}
+	if a.manyValuedSlot(start, ea, coded) || b.manyValuedSlot(start, eb, coded) {
+		return Change{}, "many-valued slot"
+	}
+	if a.qualifier(start, ea, pred) || b.qualifier(start, eb, pred) {
+		return Change{}, "qualifier"
 	}
 	switch va, vb := a.valueShaped(start, ea), b.valueShaped(start, eb); {
 	case va && vb:
@@ -143,14 +163,171 @@ func Compare(older, newer string) Change {
 		ch.Verdict, ch.Rule = Update, "complement"
 	case a.agent(start, ea, pred) && b.agent(start, eb, pred) && (a.definiteAgent(start) || b.definiteAgent(start)):
 		ch.Verdict, ch.Rule = Update, "agent"
-	case (va || a.nounPhrase(start, ea)) && (vb || b.nounPhrase(start, eb)):
+	case (va || a.nounPhrase(start, ea) || a.ledNounPhrase(start, ea)) && (vb || b.nounPhrase(start, eb) || b.ledNounPhrase(start, eb)):
 		ch.Verdict, ch.Rule = Update, "noun phrase"
+	case a.placeValue(start, ea, pred) && b.placeValue(start, eb, pred),
+		a.placePhrase(start, ea, pred) && b.placePhrase(start, eb, pred):
+		ch.Verdict, ch.Rule = Update, "place"
+	case a.definiteComplement(start, ea, pred) && b.definiteComplement(start, eb, pred):
+		ch.Verdict, ch.Rule = Update, "definite"
 	case !a.copular && preferenceVerbs[lastPart(a.toks[a.mv].lower)] && a.plainObject(start, ea) && b.plainObject(start, eb):
 		ch.Verdict, ch.Rule = Conflict, "plain"
 	default:
-		return Change{}
+		return Change{}, "not a value, complement, agent or noun phrase"
 	}
-	return ch
+	return ch, ""
+}
+
+// complementPP reports a preposition at k that opens the predicate's own
+// phrase: right after a verb of one value ("runs on", "takes place in"),
+// right after a copula ("is on the ground floor") or after a copula and a
+// participle of placing or making ("is held in", "is made of"). Its
+// object is the fact's value, not a scope; a phrase after another value
+// or object is a qualifier ("is 25 days for contractors").
+func (s *sentence) complementPP(k, pred int) bool {
+	if k == pred || !s.copular && k == pred+1 && idiomObjects[s.toks[pred].lower] && s.word(pred) ||
+		s.copular && k == pred-1 && k-1 > s.mv && placeParticiples[s.toks[k-1].lower] {
+		return true // "is held at": the verb group took the preposition
+	}
+	return s.copular && k == pred+1 && s.word(pred) && placeParticiples[s.toks[pred].lower]
+}
+
+// placeHead reports a noun that names a place ("floor", "boardroom").
+func placeHead(w string) bool {
+	w = strings.TrimSuffix(w, "s")
+	if placeHeads[w] {
+		return true
+	}
+	for _, h := range []string{"room", "house", "hall", "yard", "office"} {
+		if strings.HasSuffix(w, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// placePhrase is placeValue for a change that opens with its preposition
+// ("is in the basement" / "is on the ground floor").
+func (s *sentence) placePhrase(i, j, pred int) bool {
+	return i+1 < j && s.word(i) && placePreps[s.toks[i].lower] && s.placeValue(i+1, j, pred)
+}
+
+// ledNounPhrase is nounPhrase for a change that opens with its article
+// ("Room 112" / "the east wing lobby").
+func (s *sentence) ledNounPhrase(i, j int) bool {
+	return i+1 < j && s.word(i) && s.toks[i].lower == "the" && s.toks[i].trail == "" && s.nounPhrase(i+1, j)
+}
+
+// placeValue reports plain words, a name or a code that are the whole
+// object of the predicate's own phrase (complementPP) and end the
+// sentence: "is made of stainless steel", "runs on HVO biofuel", "is held
+// in the east wing lobby". At most four words after an optional
+// determiner, with no verb, conjunction, negation or other preposition.
+func (s *sentence) placeValue(i, j, pred int) bool {
+	k := i - 1
+	for k >= pred && s.word(k) && definites[s.toks[k].lower] {
+		k--
+	}
+	if k <= s.mv || !s.word(k) || !prepositions[s.toks[k].lower] || s.toks[k].lower == "of" && k == pred || s.toks[k].lower == "by" ||
+		!s.complementPP(k, pred) {
+		return false
+	}
+	if s.recurring(i, len(s.toks)) {
+		return false // a schedule may hold several times ("held on Saturday mornings")
+	}
+	if !s.copular && spreadVerbs[lastPart(s.toks[s.mv].lower)] {
+		return false // "comes in navy", "pays for books": one of several
+	}
+	if s.copular && k == pred && !placeHead(s.toks[len(s.toks)-1].lower) {
+		return false // "is in the woodland scheme": one membership of several; "is on the second floor": a place
+	}
+	led := i > k+1 // a determiner opens the phrase: its words are nouns ("the music block")
+	if i < j && s.word(i) && definites[s.toks[i].lower] {
+		i++
+		led = true
+	}
+	n, of := 0, false
+	for m := i; m < len(s.toks); m++ {
+		t := s.toks[m]
+		if s.word(m) && t.lower == "of" && !of && m > i && m+1 < len(s.toks) {
+			// "the basement of the east wing": the place of a place.
+			of = true
+			if definites[s.toks[m+1].lower] || quantifiers[s.toks[m+1].lower] {
+				m++
+			}
+			continue
+		}
+		if s.word(m) {
+			if _, verb := verbForm(t.lower); verb && !led || prepositions[t.lower] || conjunctions[t.lower] || negations[t.lower] ||
+				determiners[t.lower] || !hasLetter(t.core) {
+				return false
+			}
+		}
+		n++
+		if m < len(s.toks)-1 && t.trail != "" {
+			return false
+		}
+	}
+	return n >= 1 && n <= 5 && j <= len(s.toks)
+}
+
+// recurring reports a time that recurs among toks[i:j] ("on Saturday
+// mornings"): a schedule may hold several.
+func (s *sentence) recurring(i, j int) bool {
+	for k := i; k < j; k++ {
+		w := s.toks[k].lower
+		if strings.HasSuffix(w, "s") && (weekdays[strings.TrimSuffix(w, "s")] || dayParts[strings.TrimSuffix(w, "s")]) {
+			return true
+		}
+	}
+	return false
+}
+
+// definiteComplement reports a definite noun phrase that completes a
+// plain copula and ends the sentence, after a definite subject: "The
+// meeting point for the tour is the fountain in Plaza Real", "The
+// deadline is the last Friday of May". The subject names one thing, so
+// the phrase is its one value. At most seven words, one preposition
+// inside, no verb, conjunction or negation.
+func (s *sentence) definiteComplement(i, j, pred int) bool {
+	if !s.copular || pred != s.mv+1 || !s.word(0) || !definites[s.toks[0].lower] || j != len(s.toks) ||
+		i != pred && !(i == pred+1 && s.toks[pred].lower == "the") || j-pred > 7 {
+		return false
+	}
+	preps := 0
+	for k := pred; k < j; k++ {
+		t := s.toks[k]
+		if k < j-1 && strings.ContainsAny(t.trail, ",;") {
+			return false
+		}
+		if !s.word(k) {
+			if sp := s.spans[s.spanOf[k]]; sp.kind == kindNumber || sp.cls == code {
+				return false // an amount, then its scope: "is 5 percent on renewals"
+			}
+			continue
+		}
+		switch {
+		case k == pred && !definites[t.lower] && !s.ownerOf(k):
+			return false // "is senior analyst": a complement; "is a nurse": a class
+		case prepositions[t.lower]:
+			preps++
+			if preps > 1 || k == j-1 {
+				return false
+			}
+		case conjunctions[t.lower] || negations[t.lower] || indefinites[t.lower]:
+			return false
+		}
+		if _, verb := verbForm(t.lower); verb && k == pred+1 {
+			return false
+		}
+	}
+	return true
+}
+
+// ownerOf reports a possessive at k ("St Jude's church hall").
+func (s *sentence) ownerOf(k int) bool {
+	w := s.toks[k].lower
+	return strings.HasSuffix(w, "'s") || strings.HasSuffix(w, "’s")
 }
 
 // negationConflict handles two statements where one has words the other
@@ -407,7 +584,21 @@ func (s *sentence) complement(i, j, pred int) bool {
 		(strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "en")) && !statusWords[w] {
 		return false // "are loaded at Dock 3" and "are weighed at Dock 3": two relations
 	}
-	return j == len(s.toks) || prepositions[s.toks[j].lower] || strings.ContainsAny(s.toks[j-1].trail, ",;")
+	if j < len(s.toks) && !prepositions[s.toks[j].lower] && !strings.ContainsAny(s.toks[j-1].trail, ",;") {
+		// A head noun both share may end the sentence ("is senior analyst"
+		// / "is principal analyst", "is set to manual mode").
+		for k := j; k < len(s.toks); k++ {
+			if t := s.toks[k]; k-j >= 2 || !isLower(t.core) || conjunctions[t.lower] || negations[t.lower] ||
+				k < len(s.toks)-1 && t.trail != "" {
+				return false
+			}
+			if _, verb := verbForm(s.toks[k].lower); verb {
+				return false
+			}
+		}
+		return true
+	}
+	return true
 }
 
 // plainObject reports plain words (no preposition, conjunction or
@@ -438,8 +629,20 @@ func (s *sentence) qualifier(i, j, pred int) bool {
 	if k < pred || !s.word(k) || !prepositions[s.toks[k].lower] {
 		return false
 	}
+	if s.complementPP(k, pred) {
+		return false // the verb's own phrase: "is held in Room 112", "runs on red diesel"
+	}
+	if s.copular && k == pred+1 && s.word(pred) && !singlePassives[s.toks[pred].lower] && s.toks[k].lower != "by" &&
+		!s.hasValue(pred, j) && !s.valueShaped(i, j) {
+		return true // a rule's scope: "masks are required in the operating theatre"
+	}
 	if !s.valueShaped(i, j) && !s.nounPhrase(i, j) {
 		return !s.agent(i, j, pred)
+	}
+	// A deadline ends the sentence: "must reach the GP within 48 hours"
+	// states the one limit of reaching the GP.
+	if (s.toks[k].lower == "within" || s.toks[k].lower == "after") && j == len(s.toks) && s.duration(i, j) {
+		return false
 	}
 	// Another value in the predicate before the change, not right beside
 	// it (which would be one phrase with it: "the third Saturday"); a
@@ -451,4 +654,31 @@ func (s *sentence) qualifier(i, j, pred int) bool {
 		}
 	}
 	return false
+}
+
+// hasValue reports a value span in toks[i:j].
+func (s *sentence) hasValue(i, j int) bool {
+	for k := i; k < j; k++ {
+		if !s.word(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// duration reports a number and a unit of time, and nothing else, in
+// toks[i:j] ("48 hours", "ten working days").
+func (s *sentence) duration(i, j int) bool {
+	unit := false
+	for k := i; k < j; k++ {
+		w := s.toks[k].lower
+		switch {
+		case timeUnits[w] || timeUnits[unitWord(w)]:
+			unit = true
+		case !s.word(k) && s.spans[s.spanOf[k]].kind == kindNumber, w == "working" || w == "business" || w == "calendar":
+		default:
+			return false
+		}
+	}
+	return unit
 }

@@ -102,8 +102,20 @@
 // ("25 days for contractors"), another relation ("opens" / "closes",
 // "serviced by" / "made by"), or a relation of many values ("speaks
 // French", "accepts Aetna", "is stocked by", "is a member of", a verb the
-// lists do not know with a name after it). Key refuses the last kind too:
-// a key would make each new value retire the last. The engine keys text
+// lists do not know with a name after it, a standing held with many
+// bodies: "is certified under", "is compatible with", a progressive "is
+// hiring"), or a rule's scope ("masks are required in the recovery
+// ward"). A value is a number with its unit (spelt out, with a fraction:
+// "four and a half hours"; with a possessive: "two months' rent"), a
+// date, a code value, a name, a copula's plain complement, a passive's
+// definite agent, a definite noun phrase completing a copula after a
+// definite subject ("The meeting point is the fountain in Plaza Real"),
+// or the object of the predicate's own phrase — right after a verb of one
+// value, a copula ("is on the ground floor"), or a participle of placing
+// or making ("is held in the east wing lobby", "is made of stainless
+// steel") — unless it recurs ("on Saturday mornings"). Key refuses the
+// many-valued kinds too: a key would make each new value retire the
+// last. The engine keys text
 // with both at ingest (tidemark.KeysAuto). Precision and recall on pairs
 // written apart from these rules are measured by internal/heldout.
 //

@@ -669,6 +669,9 @@ func (s *sentence) bareComplement(pred int) (Fact, bool) {
 		// participle is the relation, not the value.
 		return Fact{}, false
 	}
+	if _, ok := ingBase(s.toks[k].lower); ok && strings.HasSuffix(s.toks[k].lower, "ing") && n-k > 1 {
+		return Fact{}, false // "is hiring drivers": a verb and its object
+	}
 	for j := k; j < n; j++ {
 		t := s.toks[j]
 		_, verb := verbForm(t.lower)
@@ -797,6 +800,25 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 			}
 		}
 	}
+	if s.copular && s.mv >= 0 {
+		for k := s.mv + 1; k < i; k++ {
+			w := s.toks[k].lower
+			if !s.word(k) {
+				continue
+			}
+			// "is certified under ISO 9001", "is compatible with iOS",
+			// "is grown in Assam": one of many, whatever the value's shape.
+			if manyStanding[w] {
+				return true
+			}
+			// A progressive is its verb: "is hiring drivers" is "hires".
+			if k == s.mv+1 && strings.HasSuffix(w, "ing") {
+				if b, ok := ingBase(w); ok && !singleVerbs[b] {
+					return true
+				}
+			}
+		}
+	}
 	if s.copular && s.mv >= 0 && s.closedOn(i) {
 		return true // "closed on Mondays", "open on public holidays"
 	}
@@ -804,6 +826,11 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 		return false // a schedule: "collected on Thursdays", "reviewed every January"
 	}
 	if coded {
+		if s.copular && s.mv >= 0 && i >= 2 && s.toks[i-1].lower == "by" || i >= 3 && s.toks[i-2].lower == "by" && articles[s.toks[i-1].lower] {
+			// "is served by the 14 bus": a passive's agent is a name
+			// whatever its shape.
+			return s.manyPassive(i)
+		}
 		return s.manyCoded(i, j)
 	}
 	if s.copular && s.mv >= 0 {
@@ -826,6 +853,12 @@ func (s *sentence) manyValuedSlot(i, j int, coded bool) bool {
 		return true
 	}
 	v := lastPart(s.toks[s.mv].lower)
+	if sourceVerbs[v] && s.toks[s.mv+1].lower == "from" && s.mv+1 < i {
+		return false // "ships from our Leeds warehouse": one source (it ships to many)
+	}
+	if (v == "has" || v == "have") && s.attributeOf(i) && s.valueShaped(i, j) {
+		return false // "has an energy rating of B"
+	}
 	if manyVerbs[v] || !singleVerbs[v] {
 		return true
 	}
@@ -869,6 +902,8 @@ func (s *sentence) manyCoded(i, j int) bool {
 		return true
 	case !manyVerbs[v], !s.quantity(i, j):
 		return false // an identifier, a path, a field name: one value
+	case i > 0 && s.toks[i-1].lower == "for" && (v == "sells" || v == "sell" || v == "rents" || v == "rent"):
+		return false // a price: "sells for £6.80 a bag"
 	}
 	return !s.amountOf(i)
 }
@@ -885,6 +920,9 @@ func (s *sentence) amountOf(i int) bool {
 	}
 	if k == i {
 		return true
+	}
+	if p := s.toks[i-1].lower; p == "within" || p == "least" || p == "most" || p == "to" && i >= 2 && s.toks[i-2].lower == "up" {
+		return true // a bound on the object: "covers competitors within 10 miles"
 	}
 	return s.attributeOf(i)
 }
@@ -955,7 +993,7 @@ func (s *sentence) manyPassive(i int) bool {
 		if n < len(s.toks) && s.toks[n].lower == "by" {
 			return manyPassives[w] && !particle && !modals[s.toks[s.mv].lower]
 		}
-		return !singlePassives[w] && !statusWords[w]
+		return !singlePassives[w] && !placeParticiples[w] && !statusWords[w]
 	}
 	return false
 }
@@ -1013,6 +1051,21 @@ func (s *sentence) hasPreposition(i, j int) bool {
 }
 
 // lastPart is a hyphenated word's last part ("bulk-loads" → "loads").
+// ingBase is the base of a verb's -ing form the verb lists know
+// ("hiring" → "hire", "running" → "run").
+func ingBase(w string) (string, bool) {
+	stem := strings.TrimSuffix(w, "ing")
+	for _, b := range []string{stem, stem + "e", stem[:max(len(stem)-1, 0)]} {
+		if _, ok := verbs[b]; ok && b != "" {
+			return b, true
+		}
+		if manyVerbs[b] || singleVerbs[b] {
+			return b, true
+		}
+	}
+	return "", false
+}
+
 func lastPart(w string) string {
 	if i := strings.LastIndexByte(w, '-'); i >= 0 {
 		return w[i+1:]

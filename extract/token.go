@@ -206,7 +206,7 @@ func classify(w string, first bool) (class, kind) {
 // optional comparison or currency prefix: 42, 0.85, 1.26.4, >=3.11, ^18.2,
 // v2, $5, 30s, 512MiB, 80%, 02:00, 2025-06-01.
 func isNumeric(w string) bool {
-	w = strings.TrimLeft(w, "=<>~^!$€£+-")
+	w = strings.TrimLeft(w, "=<>~^!$€£+-−¥")
 	if len(w) > 1 && (w[0] == 'v' || w[0] == 'V') && isDigit(w[1]) {
 		w = w[1:]
 	}
@@ -320,6 +320,17 @@ func hasLetterOrDigit(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
 }
 
+// unitWord is a unit without its possessive ("month's rent", "two
+// nights' rate").
+func unitWord(w string) string {
+	for _, suf := range []string{"'s", "’s", "'", "’"} {
+		if strings.HasSuffix(w, suf) {
+			return strings.TrimSuffix(w, suf)
+		}
+	}
+	return w
+}
+
 // span is a value: one or more tokens that together are one value.
 type span struct {
 	i, j  int // tokens [i, j)
@@ -351,7 +362,11 @@ func findSpans(toks []token) []span {
 		switch {
 		case t.cls == name && t.kind == kindNumber:
 			sp := span{i: i, j: i + 1, cls: name, kind: kindNumber, start: t.start, end: t.end}
-			for sp.j < len(toks) && toks[sp.j-1].trail == "" && toks[sp.j].lead == "" && units[toks[sp.j].lower] {
+			if k := sp.j; k+2 < len(toks) && t.trail == "" && toks[k].lower == "and" && articles[toks[k+1].lower] &&
+				fractions[toks[k+2].lower] && toks[k+1].trail == "" && toks[k+2].lead == "" {
+				sp.j, sp.end = k+3, toks[k+2].end // "four and a half hours"
+			}
+			for sp.j < len(toks) && toks[sp.j-1].trail == "" && toks[sp.j].lead == "" && units[unitWord(toks[sp.j].lower)] {
 				sp.end = toks[sp.j].end
 				sp.j++
 			}

@@ -70,7 +70,7 @@ var (
 	// not units: they name the fact and stay in the relation.
 	units = wordSet(`ns µs us ms s sec secs second seconds min mins minute minutes h hr hrs hour hours
 		nanoseconds microseconds milliseconds kilobytes megabytes gigabytes terabytes
-		d day days wk wks week weeks month months yr yrs year years
+		d day days wk wks week weeks month months yr yrs year years night nights
 		b byte bytes kb kib mb mib gb gib tb tib pb bit bits kbit mbit gbit kbps mbps gbps mb/s gb/s kb/s
 		hz khz mhz ghz % percent pct usd eur gbp dollars euros cents
 		utc gmt cet cest pst pdt est edt
@@ -125,7 +125,9 @@ const verbBases = `accept accrue adopt allocate allow alert apply approve archiv
 	spawn specify spend split standardise standardize start stop store stream subscribe support sync
 	tag take target test throttle throw time tokenize track train transform translate trigger trim truncate
 	update upgrade use
-	validate wait wake weigh wrap write`
+	validate wait wake weigh wrap write
+	sell collect seat mature rehearse unload mow compete become account rent lapse
+	embark disembark gather assemble`
 
 // verbForm looks a word up in verbs, reading a hyphenated word by its
 // last part ("re-indexes", "bulk-loads"): whether it is a known verb and
@@ -192,7 +194,7 @@ var (
 	// in New York").
 	manyAdjectives = wordSet(`available admitted licensed certified registered fluent offered sold spoken taught
 		accepted supported allowed permitted listed included covered represented published stocked served
-		eligible approved accredited insured translated valid open`)
+		eligible approved accredited insured translated valid open compatible`)
 	// singleVerbs relate a subject to one value at a time when the value
 	// follows them closely ("reports to Bob", "runs on Node 22", "leaves
 	// from Pier 3", "meets on Tuesdays"). With a value that is a name or
@@ -204,12 +206,32 @@ var (
 		m := wordSet(`close open start begin end last take expire meet run depart leave arrive land report use
 			cost pay charge weigh renew change match happen occur fall go move belong reside follow equal
 			default point route redirect send target need prefer require live listen connect become
-			remain stay forward resolve come select pick choose chose adopt standardise standardize`)
+			remain stay forward resolve come select pick choose chose adopt standardise standardize
+			embark disembark rehearse gather assemble`)
 		for w := range m {
 			m[thirdPerson(w)] = true
 		}
 		return m
 	}()
+	// placeParticiples after a copula place or make the subject, with one
+	// value at a time: "is held in Room 112", "is made of stainless steel".
+	placeParticiples = wordSet(`located based situated housed held stored kept parked made built filled upholstered
+		powered fuelled fueled charged processed dispatched scheduled planned due set fixed paid
+		submitted filed lodged`)
+	// fractions follow "and a" in a number spelt out ("four and a half").
+	fractions = wordSet("half quarter third")
+	// sourceVerbs have one source ("ships from"), many destinations.
+	sourceVerbs = wordSet("ship ships dispatch dispatches source sources")
+	// dayParts recur when plural ("on Thursday afternoons").
+	dayParts = wordSet("morning afternoon evening night weekend weekday")
+	// spreadVerbs take one value of several through their own phrase
+	// ("comes in navy", "pays for books", "comes from licensing").
+	spreadVerbs = wordSet("come comes pay pays")
+	// placeHeads end a noun phrase that names a place: "is on the second
+	// floor", "is in the east wing".
+	placeHeads = wordSet(`floor level room wing lobby hall building block basement yard bay berth gate dock hub office desk
+		entrance reception centre center terminal platform garage annex annexe suite mezzanine corridor ward
+		warehouse depot site campus store shop counter aisle stand booth kiosk quay pier wharf car park lot plant`)
 	// statusWords are participles that state a setting, not an action:
 	// "is enabled for all accounts" / "is disabled for all accounts".
 	statusWords = wordSet(`enabled disabled activated deactivated locked unlocked blocked unblocked allowed
@@ -239,6 +261,10 @@ var (
 		recommended sponsored funded followed read watched shared accepted frequented joined served
 		spoken offered listed featured included cited referenced translated distributed
 		exported imported partnered linked paired matched connected affiliated associated involved`)
+	// manyStanding are standings a subject holds with many bodies,
+	// standards or places at once ("is certified under ISO 9001", "is
+	// compatible with iOS", "is grown in Assam").
+	manyStanding = wordSet("certified accredited compliant compatible affiliated grown farmed cultivated")
 	// placePreps open the places a many-valued adjective ranges over
 	// ("available in", "licensed across").
 	placePreps = wordSet("in at on across throughout within from")

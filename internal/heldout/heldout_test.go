@@ -51,7 +51,7 @@ func report(t *testing.T, name string, os []Outcome, wantHit bool) float64 {
 // was held out, measured once and then given to development): rules may
 // be tuned on them.
 func TestDevPairs(t *testing.T) {
-	for _, set := range []string{"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8"} {
+	for _, set := range []string{"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9"} {
 		report(t, set+" updates caught", run(t, "testdata/"+set+"_updates.jsonl"), true)
 		report(t, set+" different facts harmed", run(t, "testdata/"+set+"_different.jsonl"), false)
 	}
@@ -62,7 +62,7 @@ func TestDevPairs(t *testing.T) {
 // across sets the same fact is sometimes stated twice; within a set it is
 // not.)
 func TestDevShared(t *testing.T) {
-	for _, set := range []string{"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8"} {
+	for _, set := range []string{"dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "dev8", "dev9"} {
 		u, err := Load("testdata/" + set + "_updates.jsonl")
 		if err != nil {
 			t.Fatal(err)
