@@ -11,65 +11,55 @@ import (
 
 	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/internal/wire"
-	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
 )
 
-// Collection is a set of memories of one dimension. Its methods are safe
-// for concurrent use; writes go through the DB's log in order.
+// Collection is a set of memories of one dimension: the handle on its
+// ledger (ledger.go), the indexes derived from it, and its options. Its
+// methods are safe for concurrent use; writes go through the DB's log in
+// order.
+//
+// Lock order, outermost first: consMu, derive.mu, then the DB's ckptMu,
+// seq.mu and mu (db.go), then mu; accesses.mu, the indexes' and the link
+// graph's own locks, and the DB's embMu and lastConsMu are leaves, taken
+// with nothing else acquired after them.
 type Collection struct {
 	db          *DB
 	name        string
 	incarnation uint64 // the log sequence number of its create record
 	opts        CollectionOptions
-	epochDays   float64
 	emb         embed.Embedder // nil without an embedder (embedder.go)
 
-	// The indexes are safe for concurrent use on their own. Their contents
-	// change only while the DB applies a record (in log order), after the
-	// ledger: a search may find the ledger a record ahead of them (a new
-	// memory not yet in the index, an archived one still in it), which
-	// the exact plan and the masks absorb.
-	surface *index.HNSW // the visible surface
-	archive *index.HNSW // everything that left the surface, for historical queries
-	links   *index.LinkGraph
+	// The indexes, derived from the ledger, are safe for concurrent use on
+	// their own. The HNSW indexes change only while the DB applies a
+	// record (in log order), after the ledger: a search may find the
+	// ledger a record ahead of them (a new memory not yet in the index, an
+	// archived one still in it), which the exact plan and the masks
+	// absorb. The link graph changes with the ledger, under mu.
+	surface *index.HNSW  // the visible surface
+	archive *index.HNSW  // everything that left the surface, for historical queries
+	links   *links.Graph // the ledger's version, dependency and contradiction edges
 
-	mu     sync.RWMutex // guards the ledger below
-	rows   []row
-	batch  *kernels.Batch // one column row per belief
-	byID   map[string]int // every id written (aliases too) → its row
-	byText map[string][]int
-	byLead map[string][]int // keyable rows by leadWords, for update candidates
-	// deriveMu orders the Puts that derive keys (keys.go): held from the
-	// derivation until the record's place in the log is fixed; inflight
-	// (guarded by it) holds the memories derived but not yet applied.
-	deriveMu sync.Mutex
-	inflight map[*record][]Memory
-	byKey    map[temporal.FactKey][]int // fact chain, oldest first
-	byDoc    map[docChunk][]int         // document version chain, lowest first
-	pending  map[string][]int           // depends_on targets not written yet → rows naming them
-	deps     map[[2]int]bool            // dependency pairs counted in degree
-	// aliasHash holds the content hash of each id folded into another row.
-	aliasHash map[string][sha256.Size]byte
-	visible   int
-	lastTx    float64 // the latest transaction time written or given, days
-	dropped   bool
-	consMu    sync.Mutex // one consolidation run at a time
-	// rippleSeeds are the memories superseded since the last consolidation
-	// run, in order; audit is every consolidation edit.
-	rippleSeeds []int
-	audit       []AuditEntry
-	feedback    map[fbKey]fbState // per (memory, source) feedback limits
-	// histUntil is the latest end of a valid window among the memories off
-	// the surface (days): a query at an earlier valid time may need them,
-	// so the ANN plan searches the archive too.
-	histUntil float64
-	// Drift detectors by group, and the column store's decay groups.
-	drift    map[string]*driftGroup
-	anchors  [][]float32 // the coarse drift clusters' anchor vectors
-	kgIndex  map[kernelGroup]uint32
-	kgroups  []kernelGroup
+	consMu sync.Mutex // one consolidation run at a time
+
+	// derive orders the Puts that derive keys (keys.go): mu is held from
+	// the derivation until the record's place in the log is fixed;
+	// inflight holds the memories derived but not yet applied.
+	derive struct {
+		mu       sync.Mutex
+		inflight map[*record][]Memory // guarded by derive.mu
+	}
+
+	// mu guards the ledger, the link graph's updates, dropped and linkErr.
+	mu sync.RWMutex
+	ledger
+	dropped bool
+	// linkErr is the first link-graph update that failed: the graph no
+	// longer matched the ledger and was rebuilt from it (checkLinks).
+	linkErr error
+
 	accesses accessCounter // retrievals not yet logged (own lock)
 }
 
@@ -141,8 +131,11 @@ func fromDays(d float64) time.Time {
 }
 
 func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error) {
-	c := &Collection{db: db, name: name, opts: o, epochDays: days(o.Epoch, 0)}
+	c := &Collection{db: db, name: name, opts: o}
 	var err error
+	if err = c.ledger.init(&c.opts); err != nil {
+		return nil, err
+	}
 	if c.emb, err = db.newEmbedder(&o); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
@@ -152,27 +145,14 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 	if c.archive, err = c.newIndex(); err != nil {
 		return nil, err
 	}
-	if c.links, err = index.NewLinkGraph(nil); err != nil {
+	if c.links, err = links.New(nil); err != nil {
 		return nil, err
 	}
-	if c.batch, err = kernels.NewBatch(o.Dim, 0); err != nil {
-		return nil, err
-	}
-	c.resetMaps()
 	return c, nil
 }
 
 func (c *Collection) newIndex() (*index.HNSW, error) {
 	return index.New(index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
-}
-
-func (c *Collection) resetMaps() {
-	c.byID, c.byText, c.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
-	c.byLead = map[string][]int{}
-	c.byDoc, c.pending, c.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
-	c.aliasHash = map[string][sha256.Size]byte{}
-	c.feedback = map[fbKey]fbState{}
-	c.drift, c.kgIndex, c.kgroups = map[string]*driftGroup{}, map[kernelGroup]uint32{}, nil
 }
 
 // Name returns the collection's name.
@@ -308,7 +288,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 		}
 	}
 	rec := &record{typ: recPut, coll: c.name, inc: c.incarnation, mems: batch}
-	var res any
+	var res applied
 	var err error
 	if c.opts.Keys == KeysAuto && slices.ContainsFunc(batch, func(m Memory) bool { return keyable(&m) }) {
 		res, err = c.commitDerived(ctx, rec)
@@ -318,10 +298,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	out, _ := res.([]PutResult)
-	if len(out) != len(batch) { // the collection was dropped meanwhile
-		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
-	}
+	out := res.puts
 	for i := range out {
 		if out[i].Outcome == Rejected {
 			return out, fmt.Errorf("%w: memory %d: id %q was written with other content by a concurrent Put", ErrExists, i, out[i].ID)
@@ -391,8 +368,8 @@ func (c *Collection) precheck(ms []Memory) error {
 // in row j (c.mu held); h is contentHash(m). A memory whose vector the
 // embedder made is compared by its text (Memory.callerView); one stored by
 // a build that hashed embedded vectors too matches that way as well.
-func (c *Collection) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
-	stored := c.hashOf(j, m.ID)
+func (l *ledger) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
+	stored := l.hashOf(j, m.ID)
 	if h == stored {
 		return true
 	}
@@ -408,9 +385,9 @@ func (c *Collection) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
 
 // hashOf returns the content hash stored for id, which lives in row j (as
 // its own id or an alias).
-func (c *Collection) hashOf(j int, id string) [sha256.Size]byte {
-	if c.rows[j].mem.ID == id {
-		return c.rows[j].hash
+func (l *ledger) hashOf(j int, id string) [sha256.Size]byte {
+	if l.rows[j].mem.ID == id {
+		return l.rows[j].hash
 	}
-	return c.aliasHash[id]
+	return l.aliasHash[id]
 }

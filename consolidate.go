@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -285,9 +285,7 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		if err != nil {
 			return rep, err
 		}
-		if r, ok := res.(consolidated); ok {
-			rep.Seq, applied = r.seq, r.applied
-		}
+		rep.Seq, applied = res.cons.seq, res.cons.applied
 	}
 	// The counts are of the edits applied (an edit a concurrent write made
 	// moot is skipped).
@@ -416,7 +414,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 		})
 	}
 	// 4. Ripples from the memories superseded since the last run.
-	dependedBy := func(k uint64) []uint64 { return c.links.Neighbors(k, index.LinkDependedBy) }
+	dependedBy := func(k uint64) []uint64 { return c.links.Neighbors(k, links.DependedBy) }
 	for _, seed := range c.rippleSeeds {
 		if full() {
 			break
@@ -437,21 +435,35 @@ type consolidated struct {
 
 // applyConsolidate applies a run's edits (in log order), skipping those a
 // write since the plan made moot, and returns the ones applied.
-func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx float64) consolidated {
-	res := consolidated{seq: seq}
+func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx float64) (consolidated, error) {
 	c.mu.Lock()
 	if c.dropped {
 		c.mu.Unlock()
-		return res
+		return consolidated{}, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	var leave []int
+	res, leave := c.consolidate(edits, seeds, seq, tx)
+	c.syncLinks()
+	vecs := make(map[int][]float32, len(leave))
+	for _, r := range leave {
+		vecs[r] = c.unitVector(r)
+	}
+	c.mu.Unlock()
+	c.moveIndexed(leave, nil, leave, vecs)
+	return res, nil
+}
+
+// consolidate is the ledger's apply of a logged consolidation run: its
+// edits in order, skipping those a write since the plan made moot. It
+// returns the edits applied and the rows that left the surface.
+func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) (res consolidated, leave []int) {
+	res.seq = seq
 	at := fromDays(tx)
 	linked := map[[2]int]bool{} // pairs this record's topic conflicts linked
 	for _, e := range edits {
-		if !e.valid(len(c.rows)) {
+		if !e.valid(len(l.rows)) {
 			continue // cannot happen for a record this build wrote
 		}
-		r := &c.rows[e.row]
+		r := &l.rows[e.row]
 		a := AuditEntry{Seq: seq, Time: at, Rule: e.rule, ID: r.mem.ID}
 		switch e.rule {
 		case RuleLifecycle:
@@ -467,53 +479,53 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 				continue
 			}
 			r.visible = false
-			c.visible--
+			l.visible--
 			r.status = temporal.Archived
-			c.offSurface(e.row)
-			_ = c.links.SetVisible(uint64(e.row), false)
+			l.offSurface(e.row)
+			l.hide(e.row)
 			leave = append(leave, e.row)
 		case RuleSameKey:
-			a.Other, a.Reason = c.rows[e.other].mem.ID, "CONTRADICTS_SAME_KEY"
+			a.Other, a.Reason = l.rows[e.other].mem.ID, "CONTRADICTS_SAME_KEY"
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
 			r.contradicts = append(r.contradicts, e.other)
-			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
-			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
+			l.rows[e.other].contradicts = append(l.rows[e.other].contradicts, e.row)
+			l.addEdge(links.Contradicts, e.row, e.other)
 		case RuleRipple:
-			a.Other, a.Penalty, a.Reason = c.rows[e.other].mem.ID, e.value, "DEPENDENCY_CHANGED"
+			a.Other, a.Penalty, a.Reason = l.rows[e.other].mem.ID, e.value, "DEPENDENCY_CHANGED"
 			r.penalty += e.value
 			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 			if !slices.Contains(r.review, e.other) {
 				r.review = append(r.review, e.other)
 			}
 		case RuleMerge:
-			a.Other, a.Reason = c.rows[e.other].mem.ID, "MERGED_NEAR_DUPLICATE"
-			if !r.visible || r.superseded || !c.rows[e.other].visible {
+			a.Other, a.Reason = l.rows[e.other].mem.ID, "MERGED_NEAR_DUPLICATE"
+			if !r.visible || r.superseded || !l.rows[e.other].visible {
 				continue
 			}
-			c.merge(e.row, e.other, tx)
+			l.merge(e.row, e.other, tx)
 			leave = append(leave, e.row)
 		case RuleLineage, RuleSimilar:
-			a.Other, a.Reason = c.rows[e.other].mem.ID, "DEPENDS_ON_LINEAGE"
+			a.Other, a.Reason = l.rows[e.other].mem.ID, "DEPENDS_ON_LINEAGE"
 			if e.rule == RuleSimilar {
 				a.Reason = "DEPENDS_ON_SIMILAR"
 			}
-			if c.deps[[2]int{e.row, e.other}] {
+			if l.deps[[2]int{e.row, e.other}] {
 				continue
 			}
-			c.addDep(e.row, e.other)
+			l.addDep(e.row, e.other)
 		case RuleTopicConflict:
-			a.Other, a.Reason, a.Prefer = c.rows[e.other].mem.ID, "CONTRADICTS_TOPIC", r.mem.ID
+			a.Other, a.Reason, a.Prefer = l.rows[e.other].mem.ID, "CONTRADICTS_TOPIC", r.mem.ID
 			if e.value == 0 {
-				a.Prefer = c.rows[e.other].mem.ID
+				a.Prefer = l.rows[e.other].mem.ID
 			}
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
 			r.contradicts = append(r.contradicts, e.other)
-			c.rows[e.other].contradicts = append(c.rows[e.other].contradicts, e.row)
-			_ = c.links.AddEdge(index.LinkContradicts, uint64(e.row), uint64(e.other), 0)
+			l.rows[e.other].contradicts = append(l.rows[e.other].contradicts, e.row)
+			l.addEdge(links.Contradicts, e.row, e.other)
 			linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] = true
 		case RuleContradicted:
 			// The edit belongs to the conflict's row (so a run cut short
@@ -525,18 +537,18 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 			if pen < 0 {
 				loser, winner, pen = e.row, e.other, -pen
 			}
-			lr := &c.rows[loser]
-			a.ID, a.Other, a.Penalty, a.Reason = lr.mem.ID, c.rows[winner].mem.ID, pen, "CONTRADICTED"
+			lr := &l.rows[loser]
+			a.ID, a.Other, a.Penalty, a.Reason = lr.mem.ID, l.rows[winner].mem.ID, pen, "CONTRADICTED"
 			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(lr.contradictedBy, winner) {
 				continue
 			}
 			lr.contradictedBy = append(lr.contradictedBy, winner)
 			lr.penalty += pen
 			lr.c0 = max(0, lr.mem.Source.Authority()-lr.penalty)
-			c.syncCounters(loser)
+			l.syncCounters(loser)
 		}
-		c.syncCounters(e.row)
-		c.audit = append(c.audit, a)
+		l.syncCounters(e.row)
+		l.audit = append(l.audit, a)
 		res.applied = append(res.applied, e)
 	}
 	// Drop the seeds this run rippled (and only those: seeds that arrived
@@ -545,18 +557,8 @@ func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx 
 	for _, sd := range seeds {
 		done[sd] = true
 	}
-	c.rippleSeeds = slices.DeleteFunc(c.rippleSeeds, func(sd int) bool { return done[sd] })
-	vecs := make(map[int][]float32, len(leave))
-	for _, r := range leave {
-		b := c.rows[r].beliefs[0]
-		vecs[r] = c.batch.Vectors[b*c.opts.Dim : (b+1)*c.opts.Dim]
-	}
-	c.mu.Unlock()
-	for _, r := range leave {
-		_ = c.surface.Delete(uint64(r))
-	}
-	insertAll(c.archive, leave, vecs)
-	return res
+	l.rippleSeeds = slices.DeleteFunc(l.rippleSeeds, func(sd int) bool { return done[sd] })
+	return res, leave
 }
 
 // valid checks an edit's rows and values against a ledger of n rows.
@@ -587,29 +589,9 @@ func (e *edit) valid(n int) bool {
 func (c *Collection) Orphans() []string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	reached := make([]bool, len(c.rows))
-	var stack []int
-	for j := range c.rows {
-		if r := &c.rows[j]; r.visible || !r.superseded {
-			reached[j] = true
-			stack = append(stack, j)
-		}
-	}
-	for len(stack) > 0 {
-		j := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, o := range c.rows[j].supersedes {
-			if !reached[o] {
-				reached[o] = true
-				stack = append(stack, o)
-			}
-		}
-	}
 	var out []string
-	for j := range c.rows {
-		if !reached[j] {
-			out = append(out, c.rows[j].mem.ID)
-		}
+	for _, j := range c.orphans() {
+		out = append(out, c.rows[j].mem.ID)
 	}
 	return out
 }

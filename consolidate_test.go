@@ -256,6 +256,17 @@ func TestConsolidateRelationships(t *testing.T) {
 	if r.Merged != 1 || r.Contradictions != 1 || r.Dependencies < 2 || len(r.Orphans) != 0 {
 		t.Fatalf("report %+v", r)
 	}
+	// A merge, a contradiction and dependencies: the graph follows the
+	// ledger, and a reopen derives the same graph from the snapshot.
+	checkConsistent(t, db)
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = openTest(t, db.Dir(), &Options{Clock: func() time.Time { return clock }})
+	defer db.Close()
+	checkConsistent(t, db)
+	c, _ = db.Collection("c")
 	cp, _ := c.Get(ctx, "hours-copy")
 	h, _ := c.Get(ctx, "hours")
 	if cp.Visible || cp.SupersededBy != "hours" || h.Access != 1 {

@@ -18,7 +18,8 @@ import (
 )
 
 // checkConsistent fails unless every collection's indexes agree with its
-// ledger and every archived memory is reachable through version links.
+// ledger, its link graph is the one the ledger derives, and every archived
+// memory is reachable through version links.
 func checkConsistent(t *testing.T, db *DB) {
 	t.Helper()
 	for _, c := range db.snapshotColls() {
@@ -30,8 +31,8 @@ func checkConsistent(t *testing.T, db *DB) {
 			t.Fatalf("collection %q: the indexes disagree with the ledger (%d stored, %d visible; surface %d, archive %d)",
 				c.name, stored, visible, c.surface.Len(), c.archive.Len())
 		}
-		if o := c.Orphans(); len(o) > 0 {
-			t.Fatalf("collection %q: orphans %v", c.name, o)
+		if err := c.checkLinks(); err != nil {
+			t.Fatalf("collection %q: %v", c.name, err)
 		}
 	}
 }

@@ -29,30 +29,37 @@ type DB struct {
 	wal  *store.WAL
 	info RecoveryInfo
 
+	// Lock order, outermost first: a collection's consMu and derive.mu
+	// (collection.go), ckptMu, seq.mu, mu, then a collection's mu; embMu
+	// and lastConsMu are leaves.
+
+	ckptMu      sync.Mutex // one checkpoint at a time
+	ckptRunning atomic.Bool
+	bg          sync.WaitGroup
+
+	// seq is the apply sequencer: records are applied in log order, one
+	// at a time, under seq.mu.
+	seq struct {
+		mu         sync.Mutex
+		cond       *sync.Cond // signalled when applied or failed changes
+		applied    uint64     // the last record applied
+		lastTx     float64    // the latest transaction time given, days
+		sinceCkpt  int        // records since the last snapshot
+		bytesSince int64
+		failed     error // set once the log failed: no more writes
+		// ckptTries is 1 + the number of background checkpoints that
+		// failed in a row; ckptErr the last one's error.
+		ckptTries int
+		ckptErr   error
+	}
+
 	mu     sync.RWMutex // guards colls and closed
 	colls  map[string]*Collection
 	closed bool
 	calls  sync.WaitGroup // writes in flight (Close waits for them)
 
-	// The apply sequencer: records are applied in log order, one at a time.
-	seqMu      sync.Mutex
-	seqCond    *sync.Cond
-	applied    uint64  // the last record applied
-	lastTx     float64 // the latest transaction time given, days
-	sinceCkpt  int     // records since the last snapshot
-	bytesSince int64
-	failed     error // set once the log failed: no more writes
-
-	ckptMu      sync.Mutex // one checkpoint at a time
-	ckptRunning atomic.Bool
-	bg          sync.WaitGroup
-	// ckptTries (guarded by seqMu) is 1 + the number of background
-	// checkpoints that failed in a row; ckptErr the last one's error.
-	ckptTries int
-	ckptErr   error
-
 	// embCache is the remote embedders' file cache, opened at first use
-	// (embedder.go); embErr why it could not be.
+	// (embedder.go); embErr why it could not be. Guarded by embMu.
 	embMu     sync.Mutex
 	embCache  *embed.FileCache
 	embErr    error
@@ -61,7 +68,9 @@ type DB struct {
 	stop chan struct{} // closed by Close: background work ends
 	// bgBackend runs consolidation's batched passes on half the cores, so
 	// that searches keep the other half.
-	bgBackend   kernels.Backend
+	bgBackend kernels.Backend
+	// lastCons is the last background consolidation's reports and error,
+	// guarded by lastConsMu.
 	lastConsMu  sync.Mutex
 	lastCons    []ConsolidationReport
 	lastConsErr error
@@ -102,8 +111,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}, ckptTries: 1}
-	db.seqCond = sync.NewCond(&db.seqMu)
+	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}}
+	db.seq.ckptTries = 1
+	db.seq.cond = sync.NewCond(&db.seq.mu)
 	db.info.Log = wal.Recovery()
 	if err := db.recover(); err != nil {
 		wal.Close()
@@ -181,21 +191,21 @@ func (db *DB) recover() error {
 			return err
 		}
 		db.info.SnapshotSeq = snap.Seq
-		db.applied = snap.Seq
+		db.seq.applied = snap.Seq
 	}
-	if first := db.wal.FirstSeq(); db.applied+1 < first {
-		return fmt.Errorf("%w: the snapshot includes records up to %d but the log starts at %d", ErrCorrupt, db.applied, first)
+	if first := db.wal.FirstSeq(); db.seq.applied+1 < first {
+		return fmt.Errorf("%w: the snapshot includes records up to %d but the log starts at %d", ErrCorrupt, db.seq.applied, first)
 	}
-	err = db.wal.Replay(db.applied+1, func(seq uint64, payload []byte) error {
+	err = db.wal.Replay(db.seq.applied+1, func(seq uint64, payload []byte) error {
 		rec, err := decodeRecord(payload)
 		if err != nil {
 			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, seq, err)
 		}
 		db.apply(rec, seq)
-		db.applied = seq
+		db.seq.applied = seq
 		db.info.Replayed++
-		db.sinceCkpt++
-		db.bytesSince += int64(len(payload))
+		db.seq.sinceCkpt++
+		db.seq.bytesSince += int64(len(payload))
 		return nil
 	})
 	return mapStoreErr(err)
@@ -213,9 +223,9 @@ func (db *DB) Err() error { return db.usable() }
 // it failed (nil once one succeeds). Writes go on while checkpoints fail,
 // but the log grows and Open takes longer.
 func (db *DB) CheckpointError() error {
-	db.seqMu.Lock()
-	defer db.seqMu.Unlock()
-	return db.ckptErr
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	return db.seq.ckptErr
 }
 
 // Recovery returns what Open found and did.
@@ -243,9 +253,9 @@ func (db *DB) usable() error {
 	if closed {
 		return ErrClosed
 	}
-	db.seqMu.Lock()
-	defer db.seqMu.Unlock()
-	return db.failed
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	return db.seq.failed
 }
 
 // enter registers a call that Close must wait for (the caller calls
@@ -260,15 +270,24 @@ func (db *DB) enter() error {
 	return nil
 }
 
+// applied is what applying one record gives its writer: the field of the
+// record's kind.
+type applied struct {
+	coll *Collection  // recCreate
+	puts []PutResult  // recPut
+	doc  docApplied   // recPutDoc
+	cons consolidated // recConsolidate
+}
+
 // commit logs rec, waits for fsync, and applies it in log order.
-func (db *DB) commit(ctx context.Context, rec *record) (any, error) {
+func (db *DB) commit(ctx context.Context, rec *record) (applied, error) {
 	return db.commitQueued(ctx, rec, nil)
 }
 
 // commitQueued is commit, calling queued (when not nil) exactly once, as
 // soon as the record's place in the log is fixed or the commit failed
 // before that (store.WAL.AppendQueued).
-func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (any, error) {
+func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (applied, error) {
 	once := func() {
 		if queued != nil {
 			queued()
@@ -277,64 +296,64 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (any
 	}
 	defer once()
 	if err := db.enter(); err != nil {
-		return nil, err
+		return applied{}, err
 	}
 	defer db.calls.Done()
-	db.seqMu.Lock()
-	failed := db.failed
-	db.seqMu.Unlock()
+	db.seq.mu.Lock()
+	failed := db.seq.failed
+	db.seq.mu.Unlock()
 	if failed != nil {
-		return nil, failed
+		return applied{}, failed
 	}
 	rec.tx = db.opts.Clock().UTC()
 	payload := rec.encode()
 	if len(payload) > db.opts.MaxRecordBytes {
-		return nil, fmt.Errorf("%w: the write encodes to %d bytes, at most %d (Options.MaxRecordBytes)", ErrTooLarge, len(payload), db.opts.MaxRecordBytes)
+		return applied{}, fmt.Errorf("%w: the write encodes to %d bytes, at most %d (Options.MaxRecordBytes)", ErrTooLarge, len(payload), db.opts.MaxRecordBytes)
 	}
 	seq, err := db.wal.AppendQueued(ctx, payload, once)
 	if err != nil {
 		if errors.Is(err, store.ErrFailed) {
-			db.seqMu.Lock()
-			db.failed = fmt.Errorf("%w: %w", ErrFailed, err)
-			db.seqCond.Broadcast()
-			db.seqMu.Unlock()
+			db.seq.mu.Lock()
+			db.seq.failed = fmt.Errorf("%w: %w", ErrFailed, err)
+			db.seq.cond.Broadcast()
+			db.seq.mu.Unlock()
 		}
-		return nil, mapStoreErr(err)
+		return applied{}, mapStoreErr(err)
 	}
-	db.seqMu.Lock()
-	for db.applied+1 != seq && db.failed == nil {
-		db.seqCond.Wait()
+	db.seq.mu.Lock()
+	for db.seq.applied+1 != seq && db.seq.failed == nil {
+		db.seq.cond.Wait()
 	}
-	if db.failed != nil && db.applied+1 != seq {
-		err := db.failed
-		db.seqMu.Unlock()
-		return nil, err
+	if db.seq.failed != nil && db.seq.applied+1 != seq {
+		err := db.seq.failed
+		db.seq.mu.Unlock()
+		return applied{}, err
 	}
 	res, aerr := db.apply(rec, seq)
-	db.applied = seq
-	db.sinceCkpt++
-	db.bytesSince += int64(len(payload))
-	kick := (db.opts.CheckpointRecords > 0 && db.sinceCkpt >= db.opts.CheckpointRecords*db.ckptTries) ||
-		(db.opts.CheckpointBytes > 0 && db.bytesSince >= db.opts.CheckpointBytes*int64(db.ckptTries))
-	db.seqCond.Broadcast()
-	db.seqMu.Unlock()
+	db.seq.applied = seq
+	db.seq.sinceCkpt++
+	db.seq.bytesSince += int64(len(payload))
+	kick := (db.opts.CheckpointRecords > 0 && db.seq.sinceCkpt >= db.opts.CheckpointRecords*db.seq.ckptTries) ||
+		(db.opts.CheckpointBytes > 0 && db.seq.bytesSince >= db.opts.CheckpointBytes*int64(db.seq.ckptTries))
+	db.seq.cond.Broadcast()
+	db.seq.mu.Unlock()
 	if kick && db.ckptRunning.CompareAndSwap(false, true) {
 		db.bg.Add(1)
 		go func() {
 			defer db.bg.Done()
 			defer db.ckptRunning.Store(false)
 			err := db.Checkpoint(context.Background())
-			db.seqMu.Lock()
+			db.seq.mu.Lock()
 			if err != nil {
 				// Back off: try again after another interval's worth of
 				// records, not on every write (a full disk would otherwise
 				// stall every commit behind a snapshot attempt).
-				db.ckptTries++
-				db.ckptErr = err
+				db.seq.ckptTries++
+				db.seq.ckptErr = err
 			} else {
-				db.ckptTries, db.ckptErr = 1, nil
+				db.seq.ckptTries, db.seq.ckptErr = 1, nil
 			}
-			db.seqMu.Unlock()
+			db.seq.mu.Unlock()
 		}()
 	}
 	return res, aerr
@@ -343,70 +362,55 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (any
 // apply applies one logged record; it is deterministic, and the same on
 // replay as when first written. Its error is the caller's (a name that
 // was taken meanwhile), never a reason to stop replay.
-func (db *DB) apply(rec *record, seq uint64) (any, error) {
-	tx := max(days(rec.tx, 0), db.lastTx)
-	db.lastTx = tx
-	switch rec.typ {
-	case recCreate:
+func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
+	tx := max(days(rec.tx, 0), db.seq.lastTx)
+	db.seq.lastTx = tx
+	if rec.typ == recCreate {
 		db.mu.Lock()
 		defer db.mu.Unlock()
 		if _, ok := db.colls[rec.coll]; ok {
-			return nil, fmt.Errorf("%w: collection %q", ErrExists, rec.coll)
+			return res, fmt.Errorf("%w: collection %q", ErrExists, rec.coll)
 		}
 		c, err := newCollection(db, rec.coll, rec.opts.withDefaults(rec.tx))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+			return res, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
 		c.incarnation = seq
 		db.colls[rec.coll] = c
-		return c, nil
+		res.coll = c
+		return res, nil
+	}
+	if rec.typ == 0 || rec.typ > recPutDoc {
+		return res, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
+	}
+	// Every other record names a collection incarnation: a record for a
+	// collection dropped meanwhile (or re-created since) is refused.
+	c := db.lookupInc(rec.coll, rec.inc)
+	if c == nil {
+		return res, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
+	}
+	switch rec.typ {
 	case recDrop:
 		db.mu.Lock()
-		c, ok := db.colls[rec.coll]
-		if ok && c.incarnation == rec.inc {
+		if db.colls[rec.coll] == c {
 			delete(db.colls, rec.coll)
 		}
 		db.mu.Unlock()
-		if !ok || c.incarnation != rec.inc {
-			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
-		}
 		c.mu.Lock()
 		c.dropped = true
 		c.mu.Unlock()
-		return nil, nil
 	case recPut:
-		c := db.lookupInc(rec.coll, rec.inc)
-		if c == nil {
-			return nil, nil
-		}
-		return c.applyPut(rec.mems, tx), nil
+		res.puts, err = c.applyPut(rec.mems, tx)
 	case recPutDoc:
-		c := db.lookupInc(rec.coll, rec.inc)
-		if c == nil {
-			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
-		}
-		return c.applyPutDoc(rec.mems, rec.replaced, rec.later, rec.shift, tx), nil
+		res.doc, err = c.applyPutDoc(rec.mems, rec.replaced, rec.later, rec.shift, tx)
 	case recFeedback:
-		c := db.lookupInc(rec.coll, rec.inc)
-		if c == nil {
-			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
-		}
-		return nil, c.applyFeedback(rec.id, rec.source, rec.positive, rec.negative, tx)
+		err = c.applyFeedback(rec.id, rec.source, rec.positive, rec.negative, tx)
 	case recAccess:
-		c := db.lookupInc(rec.coll, rec.inc)
-		if c == nil {
-			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
-		}
-		c.applyAccess(rec.access)
-		return nil, nil
+		err = c.applyAccess(rec.access)
 	case recConsolidate:
-		c := db.lookupInc(rec.coll, rec.inc)
-		if c == nil {
-			return nil, fmt.Errorf("%w: collection %q", ErrNotFound, rec.coll)
-		}
-		return c.applyConsolidate(rec.edits, rec.seeds, seq, tx), nil
+		res.cons, err = c.applyConsolidate(rec.edits, rec.seeds, seq, tx)
 	}
-	return nil, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
+	return res, err
 }
 
 // lookupInc returns the collection name if it is incarnation inc.
@@ -439,7 +443,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, opts *Collectio
 	if err != nil {
 		return nil, err
 	}
-	return res.(*Collection), nil
+	return res.coll, nil
 }
 
 // Collection returns the named collection, or ErrNotFound.
@@ -486,13 +490,13 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	}
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
-	db.seqMu.Lock()
-	if db.failed != nil {
-		err := db.failed
-		db.seqMu.Unlock()
+	db.seq.mu.Lock()
+	if db.seq.failed != nil {
+		err := db.seq.failed
+		db.seq.mu.Unlock()
 		return err
 	}
-	seq := db.applied
+	seq := db.seq.applied
 	for _, c := range db.snapshotColls() {
 		if c.surface.Deleted() > c.surface.Len()/4 {
 			c.surface.Compact()
@@ -500,9 +504,9 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	}
 	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
 	if err == nil {
-		db.sinceCkpt, db.bytesSince = 0, 0
+		db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
 	}
-	db.seqMu.Unlock()
+	db.seq.mu.Unlock()
 	if err != nil {
 		return mapStoreErr(err)
 	}
@@ -535,9 +539,9 @@ func (db *DB) Close() error {
 	db.calls.Wait()
 	db.bg.Wait()
 	var err error
-	db.seqMu.Lock()
-	pending := db.sinceCkpt > 0 && db.failed == nil
-	db.seqMu.Unlock()
+	db.seq.mu.Lock()
+	pending := db.seq.sinceCkpt > 0 && db.seq.failed == nil
+	db.seq.mu.Unlock()
 	if pending {
 		err = db.Checkpoint(context.Background())
 	}

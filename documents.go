@@ -10,7 +10,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/wire"
 )
 
@@ -291,7 +290,7 @@ func (c *Collection) putDocVersion(ctx context.Context, ms []Memory, replaced, l
 	if err != nil {
 		return 0, err
 	}
-	r, _ := res.(docApplied)
+	r := res.doc
 	if r.rejected != "" {
 		return 0, fmt.Errorf("%w: chunk %q was written by a concurrent update", ErrExists, r.rejected)
 	}
@@ -304,45 +303,55 @@ type docApplied struct {
 	rejected string // the id of a chunk a concurrent update wrote first
 }
 
-// applyPutDoc applies replacement chunks, then moves the edges and shifts
-// the later chunks' offsets.
-func (c *Collection) applyPutDoc(ms []Memory, replaced, later []string, shift int, tx float64) docApplied {
-	var res docApplied
-	out := c.applyPut(ms, tx)
-	if out == nil {
-		return res
+// applyPutDoc applies a document version: replacement chunks, then the
+// edges moved to them and the later chunks' offsets shifted.
+func (c *Collection) applyPutDoc(ms []Memory, replaced, later []string, shift int, tx float64) (docApplied, error) {
+	c.mu.Lock()
+	if c.dropped {
+		c.mu.Unlock()
+		return docApplied{}, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
+	newRows := len(c.rows)
+	res, touched := c.putDoc(ms, replaced, later, shift, tx)
+	c.syncLinks()
+	leave, toSurface, toArchive, vecs := c.surfaceMoves(touched, newRows)
+	c.mu.Unlock()
+	c.moveIndexed(leave, toSurface, toArchive, vecs)
+	return res, nil
+}
+
+// putDoc is the ledger's apply of a logged document version.
+func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx float64) (res docApplied, touched map[int]bool) {
+	out, touched := l.put(ms, tx)
 	for _, o := range out {
 		if o.Outcome == Rejected || o.Outcome == Unchanged {
 			res.rejected = o.ID
-			return res
+			return res, touched
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for i, oldID := range replaced {
 		if i >= len(ms) {
 			break
 		}
-		o, ok1 := c.byID[oldID]
-		n, ok2 := c.byID[ms[i].ID]
+		o, ok1 := l.byID[oldID]
+		n, ok2 := l.byID[ms[i].ID]
 		if !ok1 || !ok2 || o == n {
 			continue
 		}
-		for _, w := range c.links.Neighbors(uint64(o), index.LinkDependedBy) {
-			if int(w) != n && !c.deps[[2]int{int(w), n}] {
-				c.addDep(int(w), n)
+		for _, w := range slices.Clone(l.dependents[o]) {
+			if w != n && !l.deps[[2]int{w, n}] {
+				l.addDep(w, n)
 				res.moved++
 			}
 		}
 	}
 	for _, id := range later {
-		if j, ok := c.byID[id]; ok {
-			m := &c.rows[j].mem
+		if j, ok := l.byID[id]; ok {
+			m := &l.rows[j].mem
 			m.Start, m.End = max(0, m.Start+shift), max(0, m.End+shift)
 		}
 	}
-	return res
+	return res, touched
 }
 
 // chunkText splits text into pieces of at most max bytes (a single word

@@ -82,19 +82,19 @@ const driftClusters = 16
 // coarse cluster — the nearest (by cosine) of the first driftClusters
 // subject-less memories' vectors, taken as anchors in log order, so the
 // grouping is deterministic and replays the same (c.mu held).
-func (c *Collection) driftName(j int, vec []float32) string {
+func (l *ledger) driftName(j int, vec []float32) string {
 	// A caller's key only: a derived one may be adopted later (keys.go),
 	// and the group must be the one the memory joined when written.
-	r := &c.rows[j]
+	r := &l.rows[j]
 	if !r.key.IsZero() && r.mem.KeyRule == "" {
 		return r.key.Subject
 	}
-	if len(c.anchors) < driftClusters {
-		c.anchors = append(c.anchors, vec)
-		return fmt.Sprintf("cluster:%d", len(c.anchors)-1)
+	if len(l.anchors) < driftClusters {
+		l.anchors = append(l.anchors, vec)
+		return fmt.Sprintf("cluster:%d", len(l.anchors)-1)
 	}
 	best, bi := float32(-2), 0
-	for i, a := range c.anchors {
+	for i, a := range l.anchors {
 		if d := simd.Dot(a, vec); d > best {
 			best, bi = d, i
 		}
@@ -105,19 +105,19 @@ func (c *Collection) driftName(j int, vec []float32) string {
 // observeDrift feeds row j's unit vector (its first belief's) to its
 // group's detector and sets its beliefs' kernel group (c.mu held; in log
 // order).
-func (c *Collection) observeDrift(j int) {
-	r := &c.rows[j]
+func (l *ledger) observeDrift(j int) {
+	r := &l.rows[j]
 	b0 := r.beliefs[0]
-	vec := c.batch.Vectors[b0*c.opts.Dim : (b0+1)*c.opts.Dim]
-	name := c.driftName(j, slices.Clone(vec))
-	g := c.drift[name]
+	vec := l.batch.Vectors[b0*l.opts.Dim : (b0+1)*l.opts.Dim]
+	name := l.driftName(j, slices.Clone(vec))
+	g := l.drift[name]
 	if g == nil {
-		det, err := temporal.NewDriftDetector(c.opts.Dim, &driftOpts)
+		det, err := temporal.NewDriftDetector(l.opts.Dim, &driftOpts)
 		if err != nil {
 			panic(fmt.Sprintf("tidemark: drift detector: %v", err)) // the options are constants
 		}
 		g = &driftGroup{det: det}
-		c.drift[name] = g
+		l.drift[name] = g
 	}
 	v := make([]float64, len(vec))
 	for i, x := range vec {
@@ -132,24 +132,24 @@ func (c *Collection) observeDrift(j int) {
 		g.history = append(g.history, DriftPoint{Time: fromDays(r.rec), Lambda: rd.Lambda, Volatility: rd.Volatility})
 	}
 	k := kernelGroup{name, r.halfLife}
-	idx, ok := c.kgIndex[k]
+	idx, ok := l.kgIndex[k]
 	if !ok {
-		idx = uint32(len(c.kgroups))
-		c.kgIndex[k] = idx
-		c.kgroups = append(c.kgroups, k)
+		idx = uint32(len(l.kgroups))
+		l.kgIndex[k] = idx
+		l.kgroups = append(l.kgroups, k)
 	}
 	r.kgroup = idx
 	for _, b := range r.beliefs {
-		c.batch.Group[b] = idx
+		l.batch.Group[b] = idx
 	}
 }
 
 // groupLambdas returns the fused stage's λ per kernel group (c.mu held).
-func (c *Collection) groupLambdas() []float64 {
-	out := make([]float64, len(c.kgroups))
-	for i, k := range c.kgroups {
+func (l *ledger) groupLambdas() []float64 {
+	out := make([]float64, len(l.kgroups))
+	for i, k := range l.kgroups {
 		f := 1.0
-		if g := c.drift[k.drift]; g != nil && g.last.Warm {
+		if g := l.drift[k.drift]; g != nil && g.last.Warm {
 			f = g.last.Lambda / driftMid
 		}
 		out[i] = f * temporal.Lambda(k.halfLife)

@@ -59,26 +59,36 @@ type fbState struct {
 func (c *Collection) applyFeedback(id, source string, pos, neg int64, tx float64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	j, ok := c.byID[id]
-	if !ok || c.dropped {
-		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	if c.dropped {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	return c.judge(c.name, id, source, pos, neg, tx)
+}
+
+// judge is the ledger's apply of a logged feedback record: source's
+// judgements of memory id, within the per-source limits (coll names the
+// collection in errors).
+func (l *ledger) judge(coll, id, source string, pos, neg int64, tx float64) error {
+	j, ok := l.byID[id]
+	if !ok {
+		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, coll)
 	}
 	k := fbKey{j, source}
-	st := c.feedback[k]
+	st := l.feedback[k]
 	if tx >= st.since+1 {
 		st.since, st.inDay = tx, 0
 	}
 	n := int(pos + neg)
-	if st.total+n > c.opts.FeedbackPerSource || st.inDay+n > c.opts.FeedbackPerDay {
+	if st.total+n > l.opts.FeedbackPerSource || st.inDay+n > l.opts.FeedbackPerDay {
 		return fmt.Errorf("%w: source %q has given memory %q %d judgements in all and %d today (limits %d and %d)",
-			ErrRateLimited, source, id, st.total, st.inDay, c.opts.FeedbackPerSource, c.opts.FeedbackPerDay)
+			ErrRateLimited, source, id, st.total, st.inDay, l.opts.FeedbackPerSource, l.opts.FeedbackPerDay)
 	}
 	st.total += n
 	st.inDay += n
-	c.feedback[k] = st
-	c.rows[j].positive += float64(pos)
-	c.rows[j].negative += float64(neg)
-	c.syncCounters(j)
+	l.feedback[k] = st
+	l.rows[j].positive += float64(pos)
+	l.rows[j].negative += float64(neg)
+	l.syncCounters(j)
 	return nil
 }
 
@@ -88,8 +98,8 @@ type fbKey struct {
 }
 
 // sortedFeedback returns the limiter state in a fixed order (snapshots).
-func (c *Collection) sortedFeedback() []fbKey {
-	return slices.SortedFunc(maps.Keys(c.feedback), func(a, b fbKey) int {
+func (l *ledger) sortedFeedback() []fbKey {
+	return slices.SortedFunc(maps.Keys(l.feedback), func(a, b fbKey) int {
 		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.source, b.source))
 	})
 }
@@ -150,13 +160,23 @@ func (c *Collection) FlushAccess(ctx context.Context) error {
 	return err
 }
 
-func (c *Collection) applyAccess(counts []accessCount) {
+func (c *Collection) applyAccess(counts []accessCount) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.dropped {
+		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	c.access(counts)
+	return nil
+}
+
+// access is the ledger's apply of a logged access record: retrievals
+// counted per row.
+func (l *ledger) access(counts []accessCount) {
 	for _, a := range counts {
-		if a.row < len(c.rows) {
-			c.rows[a.row].access += float64(a.n)
-			c.syncCounters(a.row)
+		if a.row < len(l.rows) {
+			l.rows[a.row].access += float64(a.n)
+			l.syncCounters(a.row)
 		}
 	}
 }

@@ -59,35 +59,35 @@ func leadWords(text string) string {
 // order that sees every earlier Put: derivation runs under c.deriveMu,
 // which is held until the record's place in the log is fixed, and the
 // candidates are the ledger's current memories, the memories of Puts
-// logged but not yet applied (c.inflight), and the batch's earlier
+// logged but not yet applied (c.derive.inflight), and the batch's earlier
 // memories. So two concurrent Puts of an update and its predecessor
 // share a key whichever arrives first, and the one logged second is
 // applied after the other.
-func (c *Collection) commitDerived(ctx context.Context, rec *record) (any, error) {
-	c.deriveMu.Lock()
+func (c *Collection) commitDerived(ctx context.Context, rec *record) (applied, error) {
+	c.derive.mu.Lock()
 	locked := true
 	unlock := func() {
 		if locked {
 			locked = false
-			c.deriveMu.Unlock()
+			c.derive.mu.Unlock()
 		}
 	}
 	defer unlock()
 	cands := c.candidates(rec.mems)
-	for _, ms := range c.inflight {
+	for _, ms := range c.derive.inflight {
 		for i := range ms {
 			cands.add(&ms[i])
 		}
 	}
 	deriveKeys(rec.mems, cands)
-	if c.inflight == nil {
-		c.inflight = map[*record][]Memory{}
+	if c.derive.inflight == nil {
+		c.derive.inflight = map[*record][]Memory{}
 	}
-	c.inflight[rec] = rec.mems
+	c.derive.inflight[rec] = rec.mems
 	defer func() {
-		c.deriveMu.Lock()
-		delete(c.inflight, rec)
-		c.deriveMu.Unlock()
+		c.derive.mu.Lock()
+		delete(c.derive.inflight, rec)
+		c.derive.mu.Unlock()
 	}()
 	return c.db.commitQueued(ctx, rec, unlock)
 }
@@ -218,15 +218,15 @@ func shareKey(m, o *Memory) bool {
 // m restates o with another value (c.mu held). o leaves its old key's
 // chain — it is current, so its tail — and joins m's at its place in
 // temporal.Resolve's order.
-func (c *Collection) adopt(m *Memory, touched map[int]bool) {
+func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 	if m.keyFromObject == "" || m.Subject == "" {
 		return
 	}
-	j, ok := c.byID[m.KeyFrom]
+	j, ok := l.byID[m.KeyFrom]
 	if !ok {
 		return
 	}
-	o := &c.rows[j]
+	o := &l.rows[j]
 	key := temporal.NewFactKey(m.Subject, m.Relation)
 	if !o.visible || o.superseded || o.key == key || !o.key.IsZero() && o.mem.KeyRule == "" {
 		return // no longer current, or keyed by its caller meanwhile
@@ -235,20 +235,20 @@ func (c *Collection) adopt(m *Memory, touched map[int]bool) {
 		// Only a memory alone in its chain moves: one that superseded
 		// others under its derived key keeps that history where it is (m
 		// then stands under its own key).
-		if chain := c.byKey[o.key]; len(chain) != 1 || chain[0] != j {
+		if chain := l.byKey[o.key]; len(chain) != 1 || chain[0] != j {
 			return
 		}
-		delete(c.byKey, o.key)
+		delete(l.byKey, o.key)
 	}
 	o.mem.Subject, o.mem.Relation, o.mem.Object = m.Subject, m.Relation, m.keyFromObject
 	o.mem.KeyRule, o.mem.KeyFrom = "adopted", m.ID
 	o.key = key
-	chain := c.byKey[key]
+	chain := l.byKey[key]
 	a := o.assertion(j)
 	pos := len(chain)
-	for pos > 0 && temporal.Newer(c.rows[chain[pos-1]].assertion(chain[pos-1]), a) {
+	for pos > 0 && temporal.Newer(l.rows[chain[pos-1]].assertion(chain[pos-1]), a) {
 		pos--
 	}
 	var closed []int
-	c.byKey[key] = c.link(chain, pos, j, touched, &closed)
+	l.byKey[key] = l.link(chain, pos, j, touched, &closed)
 }

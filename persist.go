@@ -33,8 +33,9 @@ import (
 // when they disagree.
 
 // snapshotVersion is the snapshot format; 2 stores memories and options
-// as record version 2 does. Version 1 snapshots are still read.
-const snapshotVersion = 2
+// as record version 2 does; 3 no longer stores the link graph, which is
+// derived from the rows. Versions 1 and 2 are still read.
+const snapshotVersion = 3
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
@@ -66,13 +67,13 @@ func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// writeState writes every collection (db.seqMu held: no record is
+// writeState writes every collection (db.seq.mu held: no record is
 // applied meanwhile).
 func (db *DB) writeState(out io.Writer) error {
 	w := bufio.NewWriterSize(out, 1<<20)
 	var hw wire.Writer
 	hw.Uvarint(snapshotVersion)
-	hw.Float64(db.lastTx)
+	hw.Float64(db.seq.lastTx)
 	colls := db.snapshotColls()
 	hw.Uvarint(uint64(len(colls)))
 	if _, err := w.Write(hw.B); err != nil {
@@ -211,13 +212,6 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
-	lb, err := c.links.MarshalBinary()
-	if err != nil {
-		return err
-	}
-	if err := writeFrame(w, lb); err != nil {
-		return err
-	}
 	if err := c.surface.Save(w); err != nil {
 		return err
 	}
@@ -235,7 +229,7 @@ func (db *DB) readState(in io.Reader) error {
 	if _, err := io.ReadFull(r, b8[:]); err != nil {
 		return fmt.Errorf("%w: snapshot header: %w", ErrCorrupt, err)
 	}
-	db.lastTx = wire.NewReader(b8[:]).Float64()
+	db.seq.lastTx = wire.NewReader(b8[:]).Float64()
 	n, err := binary.ReadUvarint(r)
 	if err != nil || n > 1<<20 {
 		return fmt.Errorf("%w: snapshot collection count", ErrCorrupt)
@@ -327,7 +321,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 		if fr.Err() != nil {
 			return nil, false, bad(fmt.Sprintf("row %d", j), fr.Err())
 		}
-		c.derive(&rw)
+		rw.derive(c.opts.HalfLife)
 		c.rows = append(c.rows, rw)
 		for range rw.states {
 			c.appendBelief(int(j), vec, false)
@@ -336,9 +330,6 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 		if rw.visible {
 			c.visible++
 		}
-	}
-	if err := c.rebuildMaps(); err != nil {
-		return nil, false, bad("ledger", err)
 	}
 	if buf, err = readFrame(r, buf); err != nil {
 		return nil, false, err
@@ -379,10 +370,16 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())
 	}
-	if buf, err = readFrame(r, buf); err != nil {
-		return nil, false, err
+	if err := c.rebuildMaps(); err != nil {
+		return nil, false, bad("ledger", err)
 	}
-	if err := c.links.UnmarshalBinary(buf); err != nil {
+	if v < 3 {
+		// Older snapshots stored the link graph; it is derived now.
+		if _, err = readFrame(r, buf); err != nil {
+			return nil, false, err
+		}
+	}
+	if c.links, err = c.buildLinks(); err != nil {
 		return nil, false, bad("links", err)
 	}
 	surface, err := index.Load(r)
@@ -416,42 +413,31 @@ func readInts(r *wire.Reader, n int) []int {
 	return out
 }
 
-// derive fills the fields a row computes from its memory.
-func (c *Collection) derive(r *row) {
-	r.normText = temporal.NormalizeObject(r.mem.Text)
-	r.halfLife, r.floor = c.opts.HalfLife, 0
-	if r.mem.Profile != "" {
-		r.halfLife, r.floor = temporal.ProfileFor(r.mem.Profile).HalfLife, temporal.DecayFloor(r.mem.Profile, r.mem.Kind)
-	}
-	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
-	r.doc = docChunk{}
-	if r.mem.DocID != "" {
-		r.doc = docChunk{r.mem.DocID, r.mem.Chunk}
-	}
-	r.key = temporal.FactKey{}
-	if r.mem.Subject != "" {
-		r.key = temporal.NewFactKey(r.mem.Subject, r.mem.Relation)
-	}
-}
-
-// rebuildMaps recomputes the id and text maps from the rows (the chains
-// are read from the snapshot), and the end of the archive's windows.
-func (c *Collection) rebuildMaps() error {
-	for j := range c.rows {
-		r := &c.rows[j]
+// rebuildMaps recomputes the id, text and lead maps from the rows (the
+// chains are read from the snapshot), the end of the archive's windows and
+// the dependents of each row (after the dependency pairs are read).
+func (l *ledger) rebuildMaps() error {
+	for j := range l.rows {
+		r := &l.rows[j]
 		for _, id := range append([]string{r.mem.ID}, r.aliases...) {
-			if _, dup := c.byID[id]; dup {
+			if _, dup := l.byID[id]; dup {
 				return fmt.Errorf("id %q twice", id)
 			}
-			c.byID[id] = j
+			l.byID[id] = j
 		}
 		if r.normText != "" {
-			c.byText[r.normText] = append(c.byText[r.normText], j)
+			l.byText[r.normText] = append(l.byText[r.normText], j)
 		}
-		c.indexLead(j)
+		l.indexLead(j)
 		if !r.visible {
-			c.offSurface(j)
+			l.offSurface(j)
 		}
+	}
+	for p := range l.deps {
+		l.dependents[p[1]] = append(l.dependents[p[1]], p[0])
+	}
+	for _, ds := range l.dependents {
+		slices.Sort(ds)
 	}
 	return nil
 }

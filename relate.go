@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/tidemark/tidemark/extract"
-	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -221,23 +221,23 @@ func jaccard(a, b map[string]bool) float64 {
 
 // merge folds row m into row into: m's belief is retired at tx, it leaves
 // the surface, a version link into → m keeps it reachable, and its
-// counters go to into (c.mu held).
-func (c *Collection) merge(m, into int, tx float64) {
-	r, s := &c.rows[m], &c.rows[into]
+// counters go to into.
+func (l *ledger) merge(m, into int, tx float64) {
+	r, s := &l.rows[m], &l.rows[into]
 	// Retired from the run's transaction time on (an empty window when it
 	// was written at that very time: it was never believed on its own).
 	cur := &r.states[len(r.states)-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
-	c.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = c.day32(cur.recorded.To)
+	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
 	r.visible, r.superseded, r.supersededBy, r.status = false, true, into, temporal.Archived
-	c.visible--
+	l.visible--
 	s.supersedes = append(s.supersedes, m)
 	s.access += 1 + r.access
 	s.positive += r.positive
 	s.negative += r.negative
-	c.syncCounters(into)
-	c.syncCounters(m)
-	c.offSurface(m)
-	_ = c.links.SetVisible(uint64(m), false)
-	_ = c.links.AddEdge(index.LinkVersion, uint64(into), uint64(m), 0)
+	l.syncCounters(into)
+	l.syncCounters(m)
+	l.offSurface(m)
+	l.hide(m)
+	l.addEdge(links.Version, into, m)
 }

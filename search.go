@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/simd"
@@ -491,7 +492,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		for i, r := range rows {
 			anchors[i] = uint64(r)
 		}
-		hits, err := c.links.Expand(anchors, c.opts.ExpandHops, c.opts.ExpandBudget, []index.LinkType{index.LinkVersion})
+		hits, err := c.links.Expand(anchors, c.opts.ExpandHops, c.opts.ExpandBudget, []links.Type{links.Version})
 		if err != nil {
 			return err
 		}

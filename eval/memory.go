@@ -184,6 +184,34 @@ func (m *Memory) Len() int {
 	return len(m.rows)
 }
 
+// Belief is one bi-temporal belief about a stored memory: its valid
+// window, believed during the transaction window (days since the Unix
+// epoch; ±Inf is open).
+type Belief struct {
+	ValidFrom, ValidTo       float64
+	RecordedFrom, RecordedTo float64
+}
+
+// Beliefs returns the beliefs held about the memory stored under id (a
+// line folded into another is found under the other's id), oldest first,
+// and whether a newer memory superseded it: the reference's ledger, for
+// tests that hold an engine's write path to it.
+func (m *Memory) Beliefs(id string) (beliefs []Belief, superseded, ok bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for i := range m.rows {
+		r := &m.rows[i]
+		if r.id != id {
+			continue
+		}
+		for _, s := range r.states {
+			beliefs = append(beliefs, Belief{s.valid.From, s.valid.To, s.recorded.From, s.recorded.To})
+		}
+		return beliefs, r.superseded, true
+	}
+	return nil, false, false
+}
+
 // state is one bi-temporal belief about a row: its valid window, believed
 // during the transaction window.
 type state struct {

@@ -1,6 +1,6 @@
 // Package index is tidemark's approximate nearest-neighbour index over the
-// visible surface of memories, and the typed-link graph that keeps archived
-// memories reachable from it.
+// visible surface of memories (the typed-link graph that keeps archived
+// memories reachable from it is internal/links).
 //
 // # HNSW
 //
@@ -43,12 +43,4 @@
 // [HNSW.Save] writes a flat, versioned file with a CRC-32C; [Load] reads it
 // back without rebuilding the graph. A truncated or corrupt file is an error
 // wrapping [ErrCorrupt], never a panic.
-//
-// # Typed links
-//
-// [LinkGraph] holds the typed links of All-Mem (version, sibling, temporal,
-// semantic) and SmartVector (depends_on, depended_by, contradicts) between
-// memories, visible or archived, with the deterministic degree caps of
-// All-Mem Appendix B, budgeted hop-bounded expansion, and the no-orphan
-// check.
 package index

@@ -22,21 +22,3 @@ var (
 	// ErrOptions: invalid Options or SearchOptions.
 	ErrOptions = errors.New("index: invalid options")
 )
-
-// Errors returned by the typed-link graph.
-var (
-	// ErrLinkUnknown: a key that is not a node of the link graph.
-	ErrLinkUnknown = errors.New("index: unknown link node")
-	// ErrLinkInvalid: a malformed argument — an invalid link type, a
-	// self-loop, a non-finite similarity or time, a temporal link that does
-	// not point back in time, or invalid LinkOptions.
-	ErrLinkInvalid = errors.New("index: invalid link input")
-	// ErrLinkExists: AddNode of a key that is present with a different time.
-	ErrLinkExists = errors.New("index: link node exists with a different time")
-	// ErrLinkOrphan: an archived node that no visible node reaches by
-	// version links (All-Mem App. B.4, Eq. 24).
-	ErrLinkOrphan = errors.New("index: orphaned archived node")
-	// ErrLinkCorrupt: a link graph encoding that is truncated, damaged or
-	// not a link graph.
-	ErrLinkCorrupt = errors.New("index: corrupt link graph encoding")
-)

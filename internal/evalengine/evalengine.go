@@ -131,7 +131,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		return err
 	}
 	for i := range corpus {
-		batch = append(batch, memoryOf(i, &corpus[i], vecs[i]))
+		batch = append(batch, MemoryOf(i, &corpus[i], vecs[i]))
 		if len(batch) == s.opts.BatchSize {
 			if err := flush(); err != nil {
 				return err
@@ -141,7 +141,10 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 	return flush()
 }
 
-func memoryOf(i int, l *eval.CorpusLine, vec []float32) tidemark.Memory {
+// MemoryOf is the memory Ingest writes for corpus line i with vector vec:
+// the reference memory's times (eval.FileOrderTime when the line has no
+// recorded_at) and its dependencies without self-loops or repeats.
+func MemoryOf(i int, l *eval.CorpusLine, vec []float32) tidemark.Memory {
 	m := tidemark.Memory{ID: l.ID, Text: l.Text, Vector: vec, Kind: l.Kind, Source: l.Source, Profile: l.Profile,
 		DocID: l.DocID, Version: l.Version, Chunk: l.Chunk, Subject: l.Subject, Relation: l.Relation, Object: l.Object,
 		Access: int64(l.Access), Positive: int64(l.Positive), Negative: int64(l.Negative)}

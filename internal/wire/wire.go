@@ -54,6 +54,12 @@ func (w *Writer) Bytes(p []byte) {
 // Float64 appends f as 8 little-endian bytes.
 func (w *Writer) Float64(f float64) { w.B = binary.LittleEndian.AppendUint64(w.B, math.Float64bits(f)) }
 
+// Uint32 appends x as 4 little-endian bytes.
+func (w *Writer) Uint32(x uint32) { w.B = binary.LittleEndian.AppendUint32(w.B, x) }
+
+// Uint64 appends x as 8 little-endian bytes.
+func (w *Writer) Uint64(x uint64) { w.B = binary.LittleEndian.AppendUint64(w.B, x) }
+
 // Float32s appends v with its length, 4 little-endian bytes a value.
 func (w *Writer) Float32s(v []float32) {
 	w.Uvarint(uint64(len(v)))
@@ -213,6 +219,34 @@ func (r *Reader) Bytes(max int) []byte {
 	p := append([]byte(nil), r.b[:n]...)
 	r.b = r.b[n:]
 	return p
+}
+
+// Uint32 reads 4 little-endian bytes.
+func (r *Reader) Uint32() uint32 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 4 {
+		r.short("uint32")
+		return 0
+	}
+	x := binary.LittleEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return x
+}
+
+// Uint64 reads 8 little-endian bytes.
+func (r *Reader) Uint64() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	if len(r.b) < 8 {
+		r.short("uint64")
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return x
 }
 
 // Float64 reads 8 little-endian bytes.

@@ -1,16 +1,16 @@
-package index_test
+package links_test
 
 import (
 	"fmt"
 
-	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 )
 
 // An Update archives an old policy behind a version link; budgeted
 // expansion from the visible anchor recovers it, and the version before it,
 // within two hops.
-func ExampleLinkGraph_Expand() {
-	g, err := index.NewLinkGraph(nil)
+func ExampleGraph_Expand() {
+	g, err := links.New(nil)
 	if err != nil {
 		panic(err)
 	}
@@ -30,15 +30,15 @@ func ExampleLinkGraph_Expand() {
 		}
 	}
 	for _, e := range []struct {
-		typ      index.LinkType
+		typ      links.Type
 		from, to uint64
 		sim      float64
 	}{
-		{index.LinkVersion, 12, 11, 0}, // v2 supersedes v1
-		{index.LinkVersion, 11, 10, 0}, // v1 superseded v0
-		{index.LinkSemantic, 12, 14, 0.55},
-		{index.LinkSemantic, 12, 13, 0.62},
-		{index.LinkTemporal, 13, 12, 0}, // 13's predecessor is 12
+		{links.Version, 12, 11, 0}, // v2 supersedes v1
+		{links.Version, 11, 10, 0}, // v1 superseded v0
+		{links.Semantic, 12, 14, 0.55},
+		{links.Semantic, 12, 13, 0.62},
+		{links.Temporal, 13, 12, 0}, // 13's predecessor is 12
 	} {
 		if err := g.AddEdge(e.typ, e.from, e.to, e.sim); err != nil {
 			panic(err)

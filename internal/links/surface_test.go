@@ -1,8 +1,11 @@
-package index
+package links_test
 
 import (
 	"context"
 	"testing"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/links"
 )
 
 // The visible surface: superseding or archiving a memory removes it from
@@ -10,11 +13,11 @@ import (
 // the link graph, reachable from its successor through a version link, and
 // the no-orphan invariant holds.
 func TestVisibleSurface(t *testing.T) {
-	h, err := New(Options{Dim: 3})
+	h, err := index.New(index.Options{Dim: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewLinkGraph(nil)
+	g, err := links.New(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +39,7 @@ func TestVisibleSurface(t *testing.T) {
 		if err := g.SetVisible(old, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.AddEdge(LinkVersion, cur, old, 0); err != nil {
+		if err := g.AddEdge(links.Version, cur, old, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +63,7 @@ func TestVisibleSurface(t *testing.T) {
 		}
 	}
 	// History: both predecessors are reachable from the current version.
-	hits, err := g.Expand([]uint64{4}, 2, 10, []LinkType{LinkVersion})
+	hits, err := g.Expand([]uint64{4}, 2, 10, []links.Type{links.Version})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package index
+package links
 
 import (
 	"bytes"
@@ -14,33 +14,33 @@ import (
 	"testing"
 )
 
-func linkMustGraph(t testing.TB, opts *LinkOptions) *LinkGraph {
+func linkMustGraph(t testing.TB, opts *Options) *Graph {
 	t.Helper()
-	g, err := NewLinkGraph(opts)
+	g, err := New(opts)
 	if err != nil {
-		t.Fatalf("NewLinkGraph: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return g
 }
 
-func linkMustNode(t testing.TB, g *LinkGraph, key uint64, at float64, visible bool) {
+func linkMustNode(t testing.TB, g *Graph, key uint64, at float64, visible bool) {
 	t.Helper()
 	if err := g.AddNode(key, at, visible); err != nil {
 		t.Fatalf("AddNode(%d): %v", key, err)
 	}
 }
 
-func linkMustEdge(t testing.TB, g *LinkGraph, typ LinkType, from, to uint64, sim float64) {
+func linkMustEdge(t testing.TB, g *Graph, typ Type, from, to uint64, sim float64) {
 	t.Helper()
 	if err := g.AddEdge(typ, from, to, sim); err != nil {
 		t.Fatalf("AddEdge(%s, %d, %d): %v", typ, from, to, err)
 	}
 }
 
-func linkAllTypes() []LinkType {
-	out := make([]LinkType, numLinkTypes)
+func linkAllTypes() []Type {
+	out := make([]Type, numTypes)
 	for i := range out {
-		out[i] = LinkType(i)
+		out[i] = Type(i)
 	}
 	return out
 }
@@ -51,70 +51,70 @@ func TestLinkTypeText(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%d.MarshalText: %v", typ, err)
 		}
-		var back LinkType
+		var back Type
 		if err := back.UnmarshalText(b); err != nil || back != typ {
 			t.Errorf("UnmarshalText(%q) = %v, %v; want %v", b, back, err, typ)
 		}
 	}
-	for in, want := range map[string]LinkType{
-		"SEMANTIC": LinkSemantic, "sibling_split": LinkSibling, "Revision": LinkVersion,
-		"depends_on": LinkDependsOn, "depended_by": LinkDependedBy, "contradicts": LinkContradicts,
+	for in, want := range map[string]Type{
+		"SEMANTIC": Semantic, "sibling_split": Sibling, "Revision": Version,
+		"depends_on": DependsOn, "depended_by": DependedBy, "contradicts": Contradicts,
 	} {
-		if got, err := ParseLinkType(in); err != nil || got != want {
-			t.Errorf("ParseLinkType(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := ParseType(in); err != nil || got != want {
+			t.Errorf("ParseType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := ParseLinkType("supersedes"); !errors.Is(err, ErrLinkInvalid) {
-		t.Errorf("ParseLinkType(supersedes) err = %v, want ErrLinkInvalid", err)
+	if _, err := ParseType("supersedes"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("ParseType(supersedes) err = %v, want ErrInvalid", err)
 	}
-	if _, err := numLinkTypes.MarshalText(); !errors.Is(err, ErrLinkInvalid) {
+	if _, err := numTypes.MarshalText(); !errors.Is(err, ErrInvalid) {
 		t.Errorf("MarshalText of invalid type err = %v", err)
 	}
-	if s := LinkType(200).String(); s != "LinkType(200)" {
+	if s := Type(200).String(); s != "Type(200)" {
 		t.Errorf("String = %q", s)
 	}
 	// The numeric value is All-Mem's expansion priority π (App. D.3, Eq. 33).
-	if !(LinkSibling < LinkVersion && LinkVersion < LinkTemporal && LinkTemporal < LinkSemantic &&
-		LinkSemantic < LinkDependsOn && LinkDependsOn < LinkDependedBy && LinkDependedBy < LinkContradicts) {
+	if !(Sibling < Version && Version < Temporal && Temporal < Semantic &&
+		Semantic < DependsOn && DependsOn < DependedBy && DependedBy < Contradicts) {
 		t.Error("link types are not in priority order")
 	}
 }
 
 func TestLinkOptions(t *testing.T) {
-	want := LinkOptions{CapSibling: 4, CapVersion: LinkUnbounded, CapTemporal: 1, CapSemantic: 8,
-		CapDepends: LinkUnbounded, CapContradicts: LinkUnbounded}
-	var nilOpts *LinkOptions
+	want := Options{CapSibling: 4, CapVersion: Unbounded, CapTemporal: 1, CapSemantic: 8,
+		CapDepends: Unbounded, CapContradicts: Unbounded}
+	var nilOpts *Options
 	if got := nilOpts.EnsureDefaults(); got != want {
 		t.Errorf("nil defaults = %+v, want %+v", got, want)
 	}
 	if got := linkMustGraph(t, nil).Options(); got != want {
-		t.Errorf("NewLinkGraph(nil).Options() = %+v", got)
+		t.Errorf("New(nil).Options() = %+v", got)
 	}
-	var zero LinkGraph
+	var zero Graph
 	if got := zero.Options(); got != want {
-		t.Errorf("zero LinkGraph Options() = %+v", got)
+		t.Errorf("zero Graph Options() = %+v", got)
 	}
-	got := (&LinkOptions{CapSemantic: 3, CapTemporal: LinkUnbounded, CapVersion: 2}).EnsureDefaults()
-	if got.CapSemantic != 3 || got.CapTemporal != LinkUnbounded || got.CapVersion != 2 || got.CapSibling != 4 {
+	got := (&Options{CapSemantic: 3, CapTemporal: Unbounded, CapVersion: 2}).EnsureDefaults()
+	if got.CapSemantic != 3 || got.CapTemporal != Unbounded || got.CapVersion != 2 || got.CapSibling != 4 {
 		t.Errorf("EnsureDefaults = %+v", got)
 	}
 	for _, c := range []struct {
-		opts  LinkOptions
+		opts  Options
 		field string
 	}{
-		{LinkOptions{CapSibling: -2}, "CapSibling"},
-		{LinkOptions{CapVersion: -5}, "CapVersion"},
-		{LinkOptions{CapTemporal: -3}, "CapTemporal"},
-		{LinkOptions{CapSemantic: math.MaxInt32 + 1}, "CapSemantic"},
-		{LinkOptions{CapDepends: -9}, "CapDepends"},
-		{LinkOptions{CapContradicts: -2}, "CapContradicts"},
+		{Options{CapSibling: -2}, "CapSibling"},
+		{Options{CapVersion: -5}, "CapVersion"},
+		{Options{CapTemporal: -3}, "CapTemporal"},
+		{Options{CapSemantic: math.MaxInt32 + 1}, "CapSemantic"},
+		{Options{CapDepends: -9}, "CapDepends"},
+		{Options{CapContradicts: -2}, "CapContradicts"},
 	} {
 		err := c.opts.Validate()
-		if !errors.Is(err, ErrLinkInvalid) || !bytes.Contains([]byte(err.Error()), []byte("LinkOptions."+c.field+" ")) {
+		if !errors.Is(err, ErrInvalid) || !bytes.Contains([]byte(err.Error()), []byte("Options."+c.field+" ")) {
 			t.Errorf("Validate(%+v) = %v, want an error naming %s", c.opts, err, c.field)
 		}
-		if _, err := NewLinkGraph(&c.opts); !errors.Is(err, ErrLinkInvalid) {
-			t.Errorf("NewLinkGraph(%+v) err = %v", c.opts, err)
+		if _, err := New(&c.opts); !errors.Is(err, ErrInvalid) {
+			t.Errorf("New(%+v) err = %v", c.opts, err)
 		}
 	}
 }
@@ -136,11 +136,11 @@ func TestLinkCapTieBreak(t *testing.T) {
 		{5, 0.95, 1},  // highest similarity, oldest
 	}
 	perms := linkPermutations(len(cands))
-	for _, typ := range []LinkType{LinkSemantic, LinkSibling} {
+	for _, typ := range []Type{Semantic, Sibling} {
 		for limit, want := range map[int][]uint64{
 			1: {5}, 2: {5, 2}, 3: {5, 2, 3}, 4: {5, 2, 3, 1}, 5: {5, 2, 3, 1, 4},
 		} {
-			opts := &LinkOptions{CapSemantic: limit, CapSibling: limit}
+			opts := &Options{CapSemantic: limit, CapSibling: limit}
 			for _, p := range perms {
 				g := linkMustGraph(t, opts)
 				linkMustNode(t, g, 100, 50, true)
@@ -173,26 +173,26 @@ func linkPermutations(n int) [][]int {
 }
 
 func TestLinkDuplicateEdgeUpdatesSim(t *testing.T) {
-	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	g := linkMustGraph(t, &Options{CapSemantic: 2})
 	for k := range uint64(4) {
 		linkMustNode(t, g, k, 1, true)
 	}
-	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.1)
-	linkMustEdge(t, g, LinkSemantic, 0, 2, 0.5)
-	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{2, 1}) {
+	linkMustEdge(t, g, Semantic, 0, 1, 0.1)
+	linkMustEdge(t, g, Semantic, 0, 2, 0.5)
+	if got := g.Neighbors(0, Semantic); !slices.Equal(got, []uint64{2, 1}) {
 		t.Fatalf("neighbours %v", got)
 	}
-	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.9) // re-add: updates sim
-	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.9) // idempotent
-	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 2}) {
+	linkMustEdge(t, g, Semantic, 0, 1, 0.9) // re-add: updates sim
+	linkMustEdge(t, g, Semantic, 0, 1, 0.9) // idempotent
+	if got := g.Neighbors(0, Semantic); !slices.Equal(got, []uint64{1, 2}) {
 		t.Fatalf("after update: neighbours %v, want [1 2]", got)
 	}
-	linkMustEdge(t, g, LinkSemantic, 0, 3, 0.3) // ranks last under cap 2: pruned
-	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 2}) {
+	linkMustEdge(t, g, Semantic, 0, 3, 0.3) // ranks last under cap 2: pruned
+	if got := g.Neighbors(0, Semantic); !slices.Equal(got, []uint64{1, 2}) {
 		t.Fatalf("after a low-ranked add: neighbours %v, want [1 2]", got)
 	}
-	linkMustEdge(t, g, LinkSemantic, 0, 3, 0.7) // re-competes with its new sim
-	if got := g.Neighbors(0, LinkSemantic); !slices.Equal(got, []uint64{1, 3}) {
+	linkMustEdge(t, g, Semantic, 0, 3, 0.7) // re-competes with its new sim
+	if got := g.Neighbors(0, Semantic); !slices.Equal(got, []uint64{1, 3}) {
 		t.Fatalf("after re-add: neighbours %v, want [1 3]", got)
 	}
 }
@@ -206,25 +206,25 @@ func TestLinkTemporal(t *testing.T) {
 	for k, at := range map[uint64]float64{1: 3, 7: 8, 4: 8, 9: 9.5, 60: 12, 61: 10} {
 		linkMustNode(t, g, k, at, true)
 	}
-	linkMustEdge(t, g, LinkTemporal, 50, 7, 0)
-	linkMustEdge(t, g, LinkTemporal, 50, 1, 0)
-	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{7}) {
+	linkMustEdge(t, g, Temporal, 50, 7, 0)
+	linkMustEdge(t, g, Temporal, 50, 1, 0)
+	if got := g.Neighbors(50, Temporal); !slices.Equal(got, []uint64{7}) {
 		t.Fatalf("neighbours %v, want [7]", got)
 	}
-	linkMustEdge(t, g, LinkTemporal, 50, 4, 0) // same t as 7, smaller id
-	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{4}) {
+	linkMustEdge(t, g, Temporal, 50, 4, 0) // same t as 7, smaller id
+	if got := g.Neighbors(50, Temporal); !slices.Equal(got, []uint64{4}) {
 		t.Fatalf("neighbours %v, want [4]", got)
 	}
-	linkMustEdge(t, g, LinkTemporal, 50, 9, 0) // closer in time
-	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{9}) {
+	linkMustEdge(t, g, Temporal, 50, 9, 0) // closer in time
+	if got := g.Neighbors(50, Temporal); !slices.Equal(got, []uint64{9}) {
 		t.Fatalf("neighbours %v, want [9]", got)
 	}
 	for _, later := range []uint64{60, 61} { // later, and equal time
-		if err := g.AddEdge(LinkTemporal, 50, later, 0); !errors.Is(err, ErrLinkInvalid) {
-			t.Errorf("temporal link to %d: err = %v, want ErrLinkInvalid", later, err)
+		if err := g.AddEdge(Temporal, 50, later, 0); !errors.Is(err, ErrInvalid) {
+			t.Errorf("temporal link to %d: err = %v, want ErrInvalid", later, err)
 		}
 	}
-	if got := g.Neighbors(50, LinkTemporal); !slices.Equal(got, []uint64{9}) {
+	if got := g.Neighbors(50, Temporal); !slices.Equal(got, []uint64{9}) {
 		t.Fatalf("a rejected link changed the graph: %v", got)
 	}
 }
@@ -237,18 +237,18 @@ func TestLinkInvalidInput(t *testing.T) {
 		err  error
 		call func() error
 	}{
-		"self-loop":   {ErrLinkInvalid, func() error { return g.AddEdge(LinkSemantic, 1, 1, 0.5) }},
-		"NaN sim":     {ErrLinkInvalid, func() error { return g.AddEdge(LinkSemantic, 1, 2, math.NaN()) }},
-		"Inf sim":     {ErrLinkInvalid, func() error { return g.AddEdge(LinkVersion, 1, 2, math.Inf(1)) }},
-		"bad type":    {ErrLinkInvalid, func() error { return g.AddEdge(numLinkTypes, 1, 2, 0) }},
-		"unknown to":  {ErrLinkUnknown, func() error { return g.AddEdge(LinkSemantic, 1, 3, 0.5) }},
-		"unknown frm": {ErrLinkUnknown, func() error { return g.AddEdge(LinkSemantic, 3, 1, 0.5) }},
-		"NaN time":    {ErrLinkInvalid, func() error { return g.AddNode(3, math.NaN(), true) }},
-		"Inf time":    {ErrLinkInvalid, func() error { return g.AddNode(3, math.Inf(-1), true) }},
-		"new time":    {ErrLinkExists, func() error { return g.AddNode(1, 5, true) }},
-		"set unknown": {ErrLinkUnknown, func() error { return g.SetVisible(3, true) }},
-		"rm unknown":  {ErrLinkUnknown, func() error { return g.RemoveEdge(LinkSemantic, 1, 3) }},
-		"rm bad type": {ErrLinkInvalid, func() error { return g.RemoveEdge(numLinkTypes, 1, 2) }},
+		"self-loop":   {ErrInvalid, func() error { return g.AddEdge(Semantic, 1, 1, 0.5) }},
+		"NaN sim":     {ErrInvalid, func() error { return g.AddEdge(Semantic, 1, 2, math.NaN()) }},
+		"Inf sim":     {ErrInvalid, func() error { return g.AddEdge(Version, 1, 2, math.Inf(1)) }},
+		"bad type":    {ErrInvalid, func() error { return g.AddEdge(numTypes, 1, 2, 0) }},
+		"unknown to":  {ErrUnknown, func() error { return g.AddEdge(Semantic, 1, 3, 0.5) }},
+		"unknown frm": {ErrUnknown, func() error { return g.AddEdge(Semantic, 3, 1, 0.5) }},
+		"NaN time":    {ErrInvalid, func() error { return g.AddNode(3, math.NaN(), true) }},
+		"Inf time":    {ErrInvalid, func() error { return g.AddNode(3, math.Inf(-1), true) }},
+		"new time":    {ErrExists, func() error { return g.AddNode(1, 5, true) }},
+		"set unknown": {ErrUnknown, func() error { return g.SetVisible(3, true) }},
+		"rm unknown":  {ErrUnknown, func() error { return g.RemoveEdge(Semantic, 1, 3) }},
+		"rm bad type": {ErrInvalid, func() error { return g.RemoveEdge(numTypes, 1, 2) }},
 	} {
 		if err := c.call(); !errors.Is(err, c.err) {
 			t.Errorf("%s: err = %v, want %v", name, err, c.err)
@@ -262,17 +262,17 @@ func TestLinkInvalidInput(t *testing.T) {
 	if at, vis, ok := g.Node(1); !ok || at != 1 || vis {
 		t.Errorf("Node(1) = %v, %v, %v", at, vis, ok)
 	}
-	if err := g.RemoveEdge(LinkSemantic, 1, 2); err != nil {
+	if err := g.RemoveEdge(Semantic, 1, 2); err != nil {
 		t.Errorf("removing an absent link: %v", err)
 	}
-	if got := g.Neighbors(9, LinkSemantic); got != nil {
+	if got := g.Neighbors(9, Semantic); got != nil {
 		t.Errorf("Neighbors of unknown = %v", got)
 	}
-	var zero LinkGraph // usable without NewLinkGraph
+	var zero Graph // usable without New
 	linkMustNode(t, &zero, 1, 2, true)
 	linkMustNode(t, &zero, 2, 1, false)
-	linkMustEdge(t, &zero, LinkTemporal, 1, 2, 0)
-	if got := zero.Neighbors(1, LinkTemporal); !slices.Equal(got, []uint64{2}) {
+	linkMustEdge(t, &zero, Temporal, 1, 2, 0)
+	if got := zero.Neighbors(1, Temporal); !slices.Equal(got, []uint64{2}) {
 		t.Errorf("zero graph neighbours %v", got)
 	}
 }
@@ -284,60 +284,60 @@ func TestLinkDependsMirrored(t *testing.T) {
 	for k := range uint64(5) {
 		linkMustNode(t, g, k, float64(k), true)
 	}
-	linkMustEdge(t, g, LinkDependsOn, 0, 1, 0)  // 0 depends on 1
-	linkMustEdge(t, g, LinkDependedBy, 2, 0, 0) // 0 depends on 2
+	linkMustEdge(t, g, DependsOn, 0, 1, 0)  // 0 depends on 1
+	linkMustEdge(t, g, DependedBy, 2, 0, 0) // 0 depends on 2
 	check := func(step string, on map[uint64][]uint64, by map[uint64][]uint64) {
 		t.Helper()
 		for k := range uint64(5) {
-			if got := g.Neighbors(k, LinkDependsOn); !slices.Equal(got, on[k]) {
+			if got := g.Neighbors(k, DependsOn); !slices.Equal(got, on[k]) {
 				t.Errorf("%s: depends_on(%d) = %v, want %v", step, k, got, on[k])
 			}
-			if got := g.Neighbors(k, LinkDependedBy); !slices.Equal(got, by[k]) {
+			if got := g.Neighbors(k, DependedBy); !slices.Equal(got, by[k]) {
 				t.Errorf("%s: depended_by(%d) = %v, want %v", step, k, got, by[k])
 			}
 		}
 	}
 	check("added", map[uint64][]uint64{0: {2, 1}}, map[uint64][]uint64{1: {0}, 2: {0}})
-	if err := g.RemoveEdge(LinkDependedBy, 1, 0); err != nil {
+	if err := g.RemoveEdge(DependedBy, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	check("removed depended_by 1→0", map[uint64][]uint64{0: {2}}, map[uint64][]uint64{2: {0}})
-	if err := g.RemoveEdge(LinkDependsOn, 0, 2); err != nil {
+	if err := g.RemoveEdge(DependsOn, 0, 2); err != nil {
 		t.Fatal(err)
 	}
 	check("removed depends_on 0→2", nil, nil)
 
 	// Cap pruning removes mirrors: cap 1 keeps the newest target (t desc).
-	g = linkMustGraph(t, &LinkOptions{CapDepends: 1})
+	g = linkMustGraph(t, &Options{CapDepends: 1})
 	for k := range uint64(5) {
 		linkMustNode(t, g, k, float64(k), true)
 	}
-	linkMustEdge(t, g, LinkDependsOn, 0, 1, 0)
-	linkMustEdge(t, g, LinkDependsOn, 0, 3, 0) // newer: 0→1 pruned, and 1→0
+	linkMustEdge(t, g, DependsOn, 0, 1, 0)
+	linkMustEdge(t, g, DependsOn, 0, 3, 0) // newer: 0→1 pruned, and 1→0
 	check("cap at source", map[uint64][]uint64{0: {3}}, map[uint64][]uint64{3: {0}})
-	linkMustEdge(t, g, LinkDependsOn, 4, 3, 0) // 3's depended_by now {4, 0}: 0 pruned
+	linkMustEdge(t, g, DependsOn, 4, 3, 0) // 3's depended_by now {4, 0}: 0 pruned
 	check("cap at mirror", map[uint64][]uint64{4: {3}}, map[uint64][]uint64{3: {4}})
 }
 
 func TestLinkContradictsSymmetric(t *testing.T) {
-	g := linkMustGraph(t, &LinkOptions{CapContradicts: 1})
+	g := linkMustGraph(t, &Options{CapContradicts: 1})
 	for k := range uint64(4) {
 		linkMustNode(t, g, k, float64(k), true)
 	}
-	linkMustEdge(t, g, LinkContradicts, 1, 2, 0.7)
-	if a, b := g.Neighbors(1, LinkContradicts), g.Neighbors(2, LinkContradicts); !slices.Equal(a, []uint64{2}) || !slices.Equal(b, []uint64{1}) {
+	linkMustEdge(t, g, Contradicts, 1, 2, 0.7)
+	if a, b := g.Neighbors(1, Contradicts), g.Neighbors(2, Contradicts); !slices.Equal(a, []uint64{2}) || !slices.Equal(b, []uint64{1}) {
 		t.Fatalf("after add: %v, %v", a, b)
 	}
-	linkMustEdge(t, g, LinkContradicts, 3, 1, 0) // 1's list {3, 2}: cap keeps 3; 2→1 goes too
+	linkMustEdge(t, g, Contradicts, 3, 1, 0) // 1's list {3, 2}: cap keeps 3; 2→1 goes too
 	for k, want := range map[uint64][]uint64{1: {3}, 2: nil, 3: {1}} {
-		if got := g.Neighbors(k, LinkContradicts); !slices.Equal(got, want) {
+		if got := g.Neighbors(k, Contradicts); !slices.Equal(got, want) {
 			t.Errorf("after cap: contradicts(%d) = %v, want %v", k, got, want)
 		}
 	}
-	if err := g.RemoveEdge(LinkContradicts, 1, 3); err != nil {
+	if err := g.RemoveEdge(Contradicts, 1, 3); err != nil {
 		t.Fatal(err)
 	}
-	if a, b := g.Neighbors(1, LinkContradicts), g.Neighbors(3, LinkContradicts); a != nil || b != nil {
+	if a, b := g.Neighbors(1, Contradicts), g.Neighbors(3, Contradicts); a != nil || b != nil {
 		t.Errorf("after remove: %v, %v", a, b)
 	}
 }
@@ -345,22 +345,22 @@ func TestLinkContradictsSymmetric(t *testing.T) {
 // TestLinkVersionCapNoOrphan checks All-Mem's no-orphan pruning (App. B.4,
 // Eq. 23, and B.7) when cap_ν^out is finite.
 func TestLinkVersionCapNoOrphan(t *testing.T) {
-	build := func(limit int) *LinkGraph {
-		g := linkMustGraph(t, &LinkOptions{CapVersion: limit})
+	build := func(limit int) *Graph {
+		g := linkMustGraph(t, &Options{CapVersion: limit})
 		linkMustNode(t, g, 100, 10, true) // r
 		linkMustNode(t, g, 200, 10, true) // s, a second visible parent of y
 		linkMustNode(t, g, 3, 9, true)    // z: visible child, ranks first
 		linkMustNode(t, g, 2, 5, false)   // y: archived, parents r and s
 		linkMustNode(t, g, 1, 1, false)   // x: archived, only parent r, ranks last
-		linkMustEdge(t, g, LinkVersion, 100, 1, 0)
-		linkMustEdge(t, g, LinkVersion, 200, 2, 0)
-		linkMustEdge(t, g, LinkVersion, 100, 2, 0)
-		linkMustEdge(t, g, LinkVersion, 100, 3, 0)
+		linkMustEdge(t, g, Version, 100, 1, 0)
+		linkMustEdge(t, g, Version, 200, 2, 0)
+		linkMustEdge(t, g, Version, 100, 2, 0)
+		linkMustEdge(t, g, Version, 100, 3, 0)
 		return g
 	}
-	for limit, want := range map[int][]uint64{1: {1}, 2: {3, 1}, 3: {3, 2, 1}, LinkUnbounded: {3, 2, 1}} {
+	for limit, want := range map[int][]uint64{1: {1}, 2: {3, 1}, 3: {3, 2, 1}, Unbounded: {3, 2, 1}} {
 		g := build(limit)
-		if got := g.Neighbors(100, LinkVersion); !slices.Equal(got, want) {
+		if got := g.Neighbors(100, Version); !slices.Equal(got, want) {
 			t.Errorf("cap %d: version(100) = %v, want %v", limit, got, want)
 		}
 		if err := g.CheckNoOrphans(); err != nil {
@@ -369,34 +369,34 @@ func TestLinkVersionCapNoOrphan(t *testing.T) {
 	}
 
 	// Mandatory children beyond the cap are all kept: the cap yields.
-	g := linkMustGraph(t, &LinkOptions{CapVersion: 1})
+	g := linkMustGraph(t, &Options{CapVersion: 1})
 	linkMustNode(t, g, 100, 10, true)
 	for k := range uint64(3) {
 		linkMustNode(t, g, k, float64(k), false)
-		linkMustEdge(t, g, LinkVersion, 100, k, 0)
+		linkMustEdge(t, g, Version, 100, k, 0)
 	}
-	if got := g.Neighbors(100, LinkVersion); !slices.Equal(got, []uint64{2, 1, 0}) {
+	if got := g.Neighbors(100, Version); !slices.Equal(got, []uint64{2, 1, 0}) {
 		t.Errorf("mandatory overflow: version(100) = %v, want [2 1 0]", got)
 	}
 
 	// Inside an archived chain r → a → {b, c, e}, Eq. 23's Par(x) is empty
 	// at a; children that only a reaches are still kept.
-	g = linkMustGraph(t, &LinkOptions{CapVersion: 1})
+	g = linkMustGraph(t, &Options{CapVersion: 1})
 	linkMustNode(t, g, 100, 10, true) // r
 	linkMustNode(t, g, 50, 5, false)  // a
 	linkMustNode(t, g, 1, 1, false)   // b
 	linkMustNode(t, g, 2, 2, false)   // c
 	linkMustNode(t, g, 4, 4, false)   // e
 	linkMustNode(t, g, 30, 3, true)   // d: visible
-	linkMustEdge(t, g, LinkVersion, 100, 50, 0)
-	linkMustEdge(t, g, LinkVersion, 50, 1, 0)
-	linkMustEdge(t, g, LinkVersion, 50, 2, 0)
-	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{2, 1}) {
+	linkMustEdge(t, g, Version, 100, 50, 0)
+	linkMustEdge(t, g, Version, 50, 1, 0)
+	linkMustEdge(t, g, Version, 50, 2, 0)
+	if got := g.Neighbors(50, Version); !slices.Equal(got, []uint64{2, 1}) {
 		t.Errorf("archived parent: version(50) = %v, want [2 1]", got)
 	}
-	linkMustEdge(t, g, LinkVersion, 30, 1, 0) // b gains a visible parent
-	linkMustEdge(t, g, LinkVersion, 50, 4, 0) // prunes at a: b is no longer needed
-	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{4, 2}) {
+	linkMustEdge(t, g, Version, 30, 1, 0) // b gains a visible parent
+	linkMustEdge(t, g, Version, 50, 4, 0) // prunes at a: b is no longer needed
+	if got := g.Neighbors(50, Version); !slices.Equal(got, []uint64{4, 2}) {
 		t.Errorf("archived parent: version(50) = %v, want [4 2]", got)
 	}
 	if err := g.CheckNoOrphans(); err != nil {
@@ -404,12 +404,12 @@ func TestLinkVersionCapNoOrphan(t *testing.T) {
 	}
 	// An orphaned parent has no mandatory children: pruning cannot orphan
 	// what no visible node reaches.
-	if err := g.RemoveEdge(LinkVersion, 100, 50); err != nil {
+	if err := g.RemoveEdge(Version, 100, 50); err != nil {
 		t.Fatal(err)
 	}
 	linkMustNode(t, g, 5, 0.5, false)
-	linkMustEdge(t, g, LinkVersion, 50, 5, 0)
-	if got := g.Neighbors(50, LinkVersion); !slices.Equal(got, []uint64{4}) {
+	linkMustEdge(t, g, Version, 50, 5, 0)
+	if got := g.Neighbors(50, Version); !slices.Equal(got, []uint64{4}) {
 		t.Errorf("orphaned parent: version(50) = %v, want [4]", got)
 	}
 }
@@ -419,7 +419,7 @@ func TestOrphans(t *testing.T) {
 	linkMustNode(t, g, 1, 10, true)
 	for k := uint64(2); k <= 4; k++ { // chain 1 → 2 → 3 → 4, all archived
 		linkMustNode(t, g, k, float64(10-k), false)
-		linkMustEdge(t, g, LinkVersion, k-1, k, 0)
+		linkMustEdge(t, g, Version, k-1, k, 0)
 	}
 	if o := g.Orphans(); o != nil {
 		t.Fatalf("multi-hop chain: orphans %v", o)
@@ -437,25 +437,25 @@ func TestOrphans(t *testing.T) {
 	}
 
 	linkMustNode(t, g, 20, 1, false) // reached only by a semantic link
-	linkMustEdge(t, g, LinkSemantic, 1, 20, 0.9)
+	linkMustEdge(t, g, Semantic, 1, 20, 0.9)
 	linkMustNode(t, g, 30, 1, false) // archived cycle with no visible entry
 	linkMustNode(t, g, 31, 1, false)
-	linkMustEdge(t, g, LinkVersion, 30, 31, 0)
-	linkMustEdge(t, g, LinkVersion, 31, 30, 0)
+	linkMustEdge(t, g, Version, 30, 31, 0)
+	linkMustEdge(t, g, Version, 31, 30, 0)
 	if o := g.Orphans(); !slices.Equal(o, []uint64{20, 30, 31}) {
 		t.Errorf("orphans %v, want [20 30 31]", o)
 	}
-	if err := g.CheckNoOrphans(); !errors.Is(err, ErrLinkOrphan) {
-		t.Errorf("CheckNoOrphans = %v, want ErrLinkOrphan", err)
+	if err := g.CheckNoOrphans(); !errors.Is(err, ErrOrphan) {
+		t.Errorf("CheckNoOrphans = %v, want ErrOrphan", err)
 	}
 	if h, err := g.SurfaceDistance(20); err != nil || h != -1 {
 		t.Errorf("SurfaceDistance(orphan) = %d, %v", h, err)
 	}
-	if _, err := g.SurfaceDistance(99); !errors.Is(err, ErrLinkUnknown) {
+	if _, err := g.SurfaceDistance(99); !errors.Is(err, ErrUnknown) {
 		t.Errorf("SurfaceDistance(unknown) err = %v", err)
 	}
 
-	if err := g.RemoveEdge(LinkVersion, 1, 2); err != nil {
+	if err := g.RemoveEdge(Version, 1, 2); err != nil {
 		t.Fatal(err)
 	}
 	if o := g.Orphans(); !slices.Equal(o, []uint64{2, 3, 4, 20, 30, 31}) {
@@ -467,7 +467,7 @@ func TestOrphans(t *testing.T) {
 	if o := g.Orphans(); !slices.Equal(o, []uint64{2, 20, 30, 31}) {
 		t.Errorf("after surfacing 3: orphans %v", o)
 	}
-	var zero LinkGraph
+	var zero Graph
 	if o, c := zero.Orphans(), zero.Coverage(0); o != nil || c != 1 {
 		t.Errorf("empty graph: orphans %v, coverage %v", o, c)
 	}
@@ -479,13 +479,13 @@ func TestExpandHopLimit(t *testing.T) {
 		linkMustNode(t, g, k, float64(10-k), k == 0)
 	}
 	for k := uint64(1); k < 6; k++ { // chain 0 → 1 → … → 5 of length 5
-		linkMustEdge(t, g, LinkTemporal, k-1, k, 0)
+		linkMustEdge(t, g, Temporal, k-1, k, 0)
 	}
 	hits, err := g.Expand([]uint64{0}, 2, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LinkHit{{Key: 1, Hop: 1, Via: LinkTemporal, From: 0}, {Key: 2, Hop: 2, Via: LinkTemporal, From: 1}}
+	want := []Hit{{Key: 1, Hop: 1, Via: Temporal, From: 0}, {Key: 2, Hop: 2, Via: Temporal, From: 1}}
 	if !slices.Equal(hits, want) {
 		t.Fatalf("hits %v, want %v", hits, want)
 	}
@@ -504,30 +504,30 @@ func TestExpandHopLimit(t *testing.T) {
 		t.Errorf("negative hopLimit: %v, %v", hits, err)
 	}
 	// Only the chosen types are followed.
-	if hits, _ := g.Expand([]uint64{0}, 5, 10, []LinkType{LinkSemantic}); hits != nil {
+	if hits, _ := g.Expand([]uint64{0}, 5, 10, []Type{Semantic}); hits != nil {
 		t.Errorf("semantic only: %v", hits)
 	}
 }
 
 // linkStar builds a centre with one neighbour of every type, with ids in
 // the reverse of the priority order.
-func linkStar(t testing.TB) *LinkGraph {
+func linkStar(t testing.TB) *Graph {
 	g := linkMustGraph(t, nil)
 	linkMustNode(t, g, 100, 100, true)
 	for k := uint64(1); k <= 7; k++ {
 		linkMustNode(t, g, k, float64(k), k%2 == 0)
 	}
-	linkMustEdge(t, g, LinkSemantic, 100, 1, 0.9)
-	linkMustEdge(t, g, LinkTemporal, 100, 2, 0)
-	linkMustEdge(t, g, LinkVersion, 100, 3, 0)
-	linkMustEdge(t, g, LinkSibling, 100, 4, 0.1)
-	linkMustEdge(t, g, LinkContradicts, 100, 7, 0)
-	linkMustEdge(t, g, LinkDependedBy, 100, 6, 0)
-	linkMustEdge(t, g, LinkDependsOn, 100, 5, 0)
+	linkMustEdge(t, g, Semantic, 100, 1, 0.9)
+	linkMustEdge(t, g, Temporal, 100, 2, 0)
+	linkMustEdge(t, g, Version, 100, 3, 0)
+	linkMustEdge(t, g, Sibling, 100, 4, 0.1)
+	linkMustEdge(t, g, Contradicts, 100, 7, 0)
+	linkMustEdge(t, g, DependedBy, 100, 6, 0)
+	linkMustEdge(t, g, DependsOn, 100, 5, 0)
 	return g
 }
 
-func linkKeys(hits []LinkHit) []uint64 {
+func linkKeys(hits []Hit) []uint64 {
 	out := make([]uint64, len(hits))
 	for i, h := range hits {
 		out[i] = h.Key
@@ -537,7 +537,7 @@ func linkKeys(hits []LinkHit) []uint64 {
 
 func TestExpandBudgetPriority(t *testing.T) {
 	g := linkStar(t)
-	all := []LinkType{LinkContradicts, LinkSemantic, LinkDependsOn, LinkSibling, LinkDependedBy, LinkTemporal, LinkVersion}
+	all := []Type{Contradicts, Semantic, DependsOn, Sibling, DependedBy, Temporal, Version}
 	order := []uint64{4, 3, 2, 1, 5, 6, 7} // sibling, version, temporal, semantic, depends_on, depended_by, contradicts
 	for budget := 0; budget <= 9; budget++ {
 		hits, err := g.Expand([]uint64{100}, 3, budget, all)
@@ -548,7 +548,7 @@ func TestExpandBudgetPriority(t *testing.T) {
 		if got := linkKeys(hits); !slices.Equal(got, want) {
 			t.Errorf("budget %d: %v, want %v", budget, got, want)
 		}
-		if budget > 0 && len(hits) > 0 && hits[0].Via != LinkSibling {
+		if budget > 0 && len(hits) > 0 && hits[0].Via != Sibling {
 			t.Errorf("budget %d: first hit via %s", budget, hits[0].Via)
 		}
 	}
@@ -557,11 +557,11 @@ func TestExpandBudgetPriority(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LinkHit{
-		{Key: 4, Hop: 1, Via: LinkSibling, From: 100},
-		{Key: 3, Hop: 1, Via: LinkVersion, From: 100},
-		{Key: 2, Hop: 1, Via: LinkTemporal, From: 100},
-		{Key: 1, Hop: 1, Via: LinkSemantic, From: 100},
+	want := []Hit{
+		{Key: 4, Hop: 1, Via: Sibling, From: 100},
+		{Key: 3, Hop: 1, Via: Version, From: 100},
+		{Key: 2, Hop: 1, Via: Temporal, From: 100},
+		{Key: 1, Hop: 1, Via: Semantic, From: 100},
 	}
 	if !slices.Equal(hits, want) {
 		t.Errorf("default types: %v, want %v", hits, want)
@@ -582,28 +582,28 @@ func TestExpandAnchors(t *testing.T) {
 	for k := range uint64(5) {
 		linkMustNode(t, g, k, 1, true)
 	}
-	linkMustEdge(t, g, LinkSemantic, 0, 1, 0.5)
-	linkMustEdge(t, g, LinkSemantic, 1, 0, 0.5)
-	linkMustEdge(t, g, LinkSemantic, 1, 2, 0.4)
-	linkMustEdge(t, g, LinkSemantic, 2, 3, 0.4)
-	linkMustEdge(t, g, LinkSibling, 0, 2, 0.1)
+	linkMustEdge(t, g, Semantic, 0, 1, 0.5)
+	linkMustEdge(t, g, Semantic, 1, 0, 0.5)
+	linkMustEdge(t, g, Semantic, 1, 2, 0.4)
+	linkMustEdge(t, g, Semantic, 2, 3, 0.4)
+	linkMustEdge(t, g, Sibling, 0, 2, 0.1)
 	hits, err := g.Expand([]uint64{0, 1, 0}, 5, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 2 is found from anchor 0 (sibling) before anchor 1 (semantic); 3 at
 	// hop 2; the anchors never come back.
-	want := []LinkHit{{Key: 2, Hop: 1, Via: LinkSibling, From: 0}, {Key: 3, Hop: 2, Via: LinkSemantic, From: 2}}
+	want := []Hit{{Key: 2, Hop: 1, Via: Sibling, From: 0}, {Key: 3, Hop: 2, Via: Semantic, From: 2}}
 	if !slices.Equal(hits, want) {
 		t.Errorf("hits %v, want %v", hits, want)
 	}
-	if _, err := g.Expand([]uint64{0, 9}, 2, 10, nil); !errors.Is(err, ErrLinkUnknown) {
+	if _, err := g.Expand([]uint64{0, 9}, 2, 10, nil); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown anchor: err = %v", err)
 	}
-	if _, err := g.Expand([]uint64{9}, 0, 0, nil); !errors.Is(err, ErrLinkUnknown) {
+	if _, err := g.Expand([]uint64{9}, 0, 0, nil); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown anchor with zero budget: err = %v", err)
 	}
-	if _, err := g.Expand([]uint64{0}, 2, 10, []LinkType{numLinkTypes}); !errors.Is(err, ErrLinkInvalid) {
+	if _, err := g.Expand([]uint64{0}, 2, 10, []Type{numTypes}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("invalid type: err = %v", err)
 	}
 	if hits, err := g.Expand(nil, 2, 10, nil); hits != nil || err != nil {
@@ -621,7 +621,7 @@ type linkSpec struct {
 }
 
 type linkSpecEdge struct {
-	typ      LinkType
+	typ      Type
 	from, to uint64
 	sim      float64
 }
@@ -641,7 +641,7 @@ func linkRandomSpec(r *rand.Rand, n, m int) linkSpec {
 	}
 	sims := []float64{0.2, 0.5, 0.5, 0.8, 0.8, 0.9}
 	type canon struct {
-		typ  LinkType
+		typ  Type
 		a, b uint64
 	}
 	seen := map[canon]bool{}
@@ -650,19 +650,19 @@ func linkRandomSpec(r *rand.Rand, n, m int) linkSpec {
 		if i == j {
 			continue
 		}
-		e := linkSpecEdge{typ: LinkType(r.IntN(int(numLinkTypes))), from: s.keys[i], to: s.keys[j]}
+		e := linkSpecEdge{typ: Type(r.IntN(int(numTypes))), from: s.keys[i], to: s.keys[j]}
 		if e.typ.usesSim() {
 			e.sim = sims[r.IntN(len(sims))]
 		}
-		if e.typ == LinkTemporal && !(s.times[j] < s.times[i]) {
+		if e.typ == Temporal && !(s.times[j] < s.times[i]) {
 			continue
 		}
 		c := canon{e.typ, e.from, e.to}
 		switch e.typ {
-		case LinkDependedBy:
-			c = canon{LinkDependsOn, e.to, e.from}
-		case LinkContradicts:
-			c = canon{LinkContradicts, min(e.from, e.to), max(e.from, e.to)}
+		case DependedBy:
+			c = canon{DependsOn, e.to, e.from}
+		case Contradicts:
+			c = canon{Contradicts, min(e.from, e.to), max(e.from, e.to)}
 		}
 		if seen[c] {
 			continue
@@ -674,7 +674,7 @@ func linkRandomSpec(r *rand.Rand, n, m int) linkSpec {
 }
 
 // build adds the spec's nodes and links in the given shuffled orders.
-func (s linkSpec) build(t testing.TB, opts *LinkOptions, r *rand.Rand) *LinkGraph {
+func (s linkSpec) build(t testing.TB, opts *Options, r *rand.Rand) *Graph {
 	t.Helper()
 	g := linkMustGraph(t, opts)
 	for _, i := range r.Perm(len(s.keys)) {
@@ -688,7 +688,7 @@ func (s linkSpec) build(t testing.TB, opts *LinkOptions, r *rand.Rand) *LinkGrap
 }
 
 // linkSameGraph compares two graphs through the public API.
-func linkSameGraph(t *testing.T, a, b *LinkGraph, r *rand.Rand) {
+func linkSameGraph(t *testing.T, a, b *Graph, r *rand.Rand) {
 	t.Helper()
 	if a.Options() != b.Options() {
 		t.Fatalf("options %+v vs %+v", a.Options(), b.Options())
@@ -718,9 +718,9 @@ func linkSameGraph(t *testing.T, a, b *LinkGraph, r *rand.Rand) {
 			anchors[i] = keys[r.IntN(len(keys))]
 		}
 		hop, budget := r.IntN(5), r.IntN(40)
-		var types []LinkType
+		var types []Type
 		if r.IntN(2) == 0 {
-			types = linkAllTypes()[:1+r.IntN(int(numLinkTypes))]
+			types = linkAllTypes()[:1+r.IntN(int(numTypes))]
 		}
 		x, err1 := a.Expand(anchors, hop, budget, types)
 		y, err2 := b.Expand(anchors, hop, budget, types)
@@ -734,7 +734,7 @@ func linkSameGraph(t *testing.T, a, b *LinkGraph, r *rand.Rand) {
 // checks every answer is identical.
 func TestExpandDeterministic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, opts := range []*LinkOptions{nil, {CapSemantic: 2, CapSibling: 1}} {
+	for _, opts := range []*Options{nil, {CapSemantic: 2, CapSibling: 1}} {
 		for trial := range 10 {
 			spec := linkRandomSpec(r, 60, 400)
 			a := spec.build(t, opts, r)
@@ -762,7 +762,7 @@ func TestExpandDeterministic(t *testing.T) {
 }
 
 func TestLinkConcurrent(t *testing.T) {
-	g := linkMustGraph(t, &LinkOptions{CapDepends: 3, CapContradicts: 2, CapVersion: 3})
+	g := linkMustGraph(t, &Options{CapDepends: 3, CapContradicts: 2, CapVersion: 3})
 	const n = 200
 	for k := range uint64(n) {
 		linkMustNode(t, g, k, float64(k%17), k%3 == 0)
@@ -773,9 +773,9 @@ func TestLinkConcurrent(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(w), 7))
 			for range 500 {
 				a, b := r.Uint64N(n), r.Uint64N(n)
-				typ := LinkType(r.IntN(int(numLinkTypes)))
+				typ := Type(r.IntN(int(numTypes)))
 				err := g.AddEdge(typ, a, b, r.Float64())
-				if err != nil && a != b && !(typ == LinkTemporal && errors.Is(err, ErrLinkInvalid)) {
+				if err != nil && a != b && !(typ == Temporal && errors.Is(err, ErrInvalid)) {
 					t.Errorf("AddEdge: %v", err)
 				}
 				if r.IntN(10) == 0 {
@@ -791,7 +791,7 @@ func TestLinkConcurrent(t *testing.T) {
 				if _, err := g.Expand([]uint64{r.Uint64N(n), r.Uint64N(n)}, 3, 20, nil); err != nil {
 					t.Errorf("Expand: %v", err)
 				}
-				g.Neighbors(r.Uint64N(n), LinkSemantic)
+				g.Neighbors(r.Uint64N(n), Semantic)
 				if i%50 == 0 {
 					g.Orphans()
 					if _, err := g.MarshalBinary(); err != nil {
@@ -810,21 +810,21 @@ func TestLinkConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := new(LinkGraph).UnmarshalBinary(b); err != nil {
+	if err := new(Graph).UnmarshalBinary(b); err != nil {
 		t.Fatalf("graph built concurrently fails its own checks: %v", err)
 	}
 }
 
 func TestLinkMarshalRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, opts := range []*LinkOptions{nil, {CapSemantic: 3, CapVersion: 2, CapDepends: 2, CapContradicts: 1, CapTemporal: LinkUnbounded}} {
+	for _, opts := range []*Options{nil, {CapSemantic: 3, CapVersion: 2, CapDepends: 2, CapContradicts: 1, CapTemporal: Unbounded}} {
 		spec := linkRandomSpec(r, 80, 600)
 		g := spec.build(t, opts, r)
 		b, err := g.MarshalBinary()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back LinkGraph
+		var back Graph
 		if err := back.UnmarshalBinary(b); err != nil {
 			t.Fatalf("UnmarshalBinary: %v", err)
 		}
@@ -835,12 +835,12 @@ func TestLinkMarshalRoundTrip(t *testing.T) {
 		}
 	}
 	// Empty graphs, zero value and not.
-	var zero LinkGraph
+	var zero Graph
 	b, _ := zero.MarshalBinary()
 	if len(b) != linkMinBytes {
 		t.Errorf("empty encoding is %d bytes, want %d", len(b), linkMinBytes)
 	}
-	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	g := linkMustGraph(t, &Options{CapSemantic: 2})
 	linkMustNode(t, g, 1, 1, true)
 	if err := g.UnmarshalBinary(b); err != nil || g.NodeCount() != 0 || g.Options().CapSemantic != 8 {
 		t.Errorf("unmarshal of an empty graph: %v, %d nodes, %+v", err, g.NodeCount(), g.Options())
@@ -853,7 +853,7 @@ type linkEncoding struct {
 	version uint32
 	caps    [6]int32
 	nodes   []linkEncNode
-	edges   [numLinkTypes][]linkEncEdge
+	edges   [numTypes][]linkEncEdge
 	trailer []byte // bytes between the last edge and the CRC
 }
 
@@ -914,32 +914,32 @@ func linkValidEncoding() linkEncoding {
 		nodes: []linkEncNode{
 			{key: 1, t: 1, flags: 0}, {key: 2, t: 2, flags: 1}, {key: 3, t: 3, flags: 1}, {key: 7, t: 3, flags: 0},
 		},
-		edges: [numLinkTypes][]linkEncEdge{
-			LinkSibling:     {{2, 3, 0.5}},
-			LinkVersion:     {{2, 1, 0}, {3, 7, 0}},
-			LinkTemporal:    {{3, 2, 0}},
-			LinkSemantic:    {{3, 2, 0.9}, {3, 1, 0.9}}, // sim tie: the newer target first
-			LinkDependsOn:   {{1, 2, 0}},
-			LinkDependedBy:  {{2, 1, 0}},
-			LinkContradicts: {{2, 7, 0}, {7, 2, 0}},
+		edges: [numTypes][]linkEncEdge{
+			Sibling:     {{2, 3, 0.5}},
+			Version:     {{2, 1, 0}, {3, 7, 0}},
+			Temporal:    {{3, 2, 0}},
+			Semantic:    {{3, 2, 0.9}, {3, 1, 0.9}}, // sim tie: the newer target first
+			DependsOn:   {{1, 2, 0}},
+			DependedBy:  {{2, 1, 0}},
+			Contradicts: {{2, 7, 0}, {7, 2, 0}},
 		},
 	}
 }
 
 func TestLinkEncodingFormat(t *testing.T) {
-	g := linkMustGraph(t, &LinkOptions{CapSemantic: 2})
+	g := linkMustGraph(t, &Options{CapSemantic: 2})
 	linkMustNode(t, g, 7, 3, false)
 	linkMustNode(t, g, 3, 3, true)
 	linkMustNode(t, g, 2, 2, true)
 	linkMustNode(t, g, 1, 1, false)
-	linkMustEdge(t, g, LinkContradicts, 7, 2, 0)
-	linkMustEdge(t, g, LinkDependedBy, 2, 1, 0)
-	linkMustEdge(t, g, LinkSemantic, 3, 2, 0.9)
-	linkMustEdge(t, g, LinkSemantic, 3, 1, 0.9)
-	linkMustEdge(t, g, LinkTemporal, 3, 2, 0)
-	linkMustEdge(t, g, LinkVersion, 3, 7, 0)
-	linkMustEdge(t, g, LinkVersion, 2, 1, 0)
-	linkMustEdge(t, g, LinkSibling, 2, 3, 0.5)
+	linkMustEdge(t, g, Contradicts, 7, 2, 0)
+	linkMustEdge(t, g, DependedBy, 2, 1, 0)
+	linkMustEdge(t, g, Semantic, 3, 2, 0.9)
+	linkMustEdge(t, g, Semantic, 3, 1, 0.9)
+	linkMustEdge(t, g, Temporal, 3, 2, 0)
+	linkMustEdge(t, g, Version, 3, 7, 0)
+	linkMustEdge(t, g, Version, 2, 1, 0)
+	linkMustEdge(t, g, Sibling, 2, 3, 0.5)
 	got, err := g.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -979,23 +979,23 @@ func TestLinkUnmarshalCorrupt(t *testing.T) {
 		"NaN time":         mod(func(e *linkEncoding) { e.nodes[2].t = math.NaN() }),
 		"Inf time":         mod(func(e *linkEncoding) { e.nodes[2].t = math.Inf(1) }),
 		"bad flags":        mod(func(e *linkEncoding) { e.nodes[2].flags = 3 }),
-		"dangling to":      mod(func(e *linkEncoding) { e.edges[LinkVersion][0].to = 99 }),
-		"dangling from":    mod(func(e *linkEncoding) { e.edges[LinkVersion][0].from = 99 }),
-		"self-loop":        mod(func(e *linkEncoding) { e.edges[LinkSibling][0].to = 2 }),
-		"temporal forward": mod(func(e *linkEncoding) { e.edges[LinkTemporal][0] = linkEncEdge{2, 3, 0} }),
-		"temporal equal":   mod(func(e *linkEncoding) { e.edges[LinkTemporal][0] = linkEncEdge{3, 7, 0} }),
-		"version sim":      mod(func(e *linkEncoding) { e.edges[LinkVersion][0].sim = 0.5 }),
-		"NaN sim":          mod(func(e *linkEncoding) { e.edges[LinkSibling][0].sim = math.NaN() }),
-		"Inf sim":          mod(func(e *linkEncoding) { e.edges[LinkSibling][0].sim = math.Inf(-1) }),
-		"out of rank":      mod(func(e *linkEncoding) { s := e.edges[LinkSemantic]; s[0], s[1] = s[1], s[0] }),
-		"froms unsorted":   mod(func(e *linkEncoding) { v := e.edges[LinkVersion]; v[0], v[1] = v[1], v[0] }),
-		"duplicate link":   mod(func(e *linkEncoding) { e.edges[LinkVersion][1] = e.edges[LinkVersion][0] }),
+		"dangling to":      mod(func(e *linkEncoding) { e.edges[Version][0].to = 99 }),
+		"dangling from":    mod(func(e *linkEncoding) { e.edges[Version][0].from = 99 }),
+		"self-loop":        mod(func(e *linkEncoding) { e.edges[Sibling][0].to = 2 }),
+		"temporal forward": mod(func(e *linkEncoding) { e.edges[Temporal][0] = linkEncEdge{2, 3, 0} }),
+		"temporal equal":   mod(func(e *linkEncoding) { e.edges[Temporal][0] = linkEncEdge{3, 7, 0} }),
+		"version sim":      mod(func(e *linkEncoding) { e.edges[Version][0].sim = 0.5 }),
+		"NaN sim":          mod(func(e *linkEncoding) { e.edges[Sibling][0].sim = math.NaN() }),
+		"Inf sim":          mod(func(e *linkEncoding) { e.edges[Sibling][0].sim = math.Inf(-1) }),
+		"out of rank":      mod(func(e *linkEncoding) { s := e.edges[Semantic]; s[0], s[1] = s[1], s[0] }),
+		"froms unsorted":   mod(func(e *linkEncoding) { v := e.edges[Version]; v[0], v[1] = v[1], v[0] }),
+		"duplicate link":   mod(func(e *linkEncoding) { e.edges[Version][1] = e.edges[Version][0] }),
 		"over cap":         mod(func(e *linkEncoding) { e.caps[3] = 1 }),
-		"no depended_by":   mod(func(e *linkEncoding) { e.edges[LinkDependedBy] = nil }),
+		"no depended_by":   mod(func(e *linkEncoding) { e.edges[DependedBy] = nil }),
 		"wrong mirror": mod(func(e *linkEncoding) {
-			e.edges[LinkDependedBy] = []linkEncEdge{{3, 1, 0}}
+			e.edges[DependedBy] = []linkEncEdge{{3, 1, 0}}
 		}),
-		"asymmetric contradicts": mod(func(e *linkEncoding) { e.edges[LinkContradicts] = e.edges[LinkContradicts][:1] }),
+		"asymmetric contradicts": mod(func(e *linkEncoding) { e.edges[Contradicts] = e.edges[Contradicts][:1] }),
 		"trailing bytes":         mod(func(e *linkEncoding) { e.trailer = []byte{0} }),
 	}
 	for i := range len(valid) - 1 {
@@ -1006,8 +1006,8 @@ func TestLinkUnmarshalCorrupt(t *testing.T) {
 	linkMustNode(t, g, 5, 5, true)
 	before, _ := g.MarshalBinary()
 	for name, b := range cases {
-		if err := g.UnmarshalBinary(b); !errors.Is(err, ErrLinkCorrupt) {
-			t.Errorf("%s: err = %v, want ErrLinkCorrupt", name, err)
+		if err := g.UnmarshalBinary(b); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: err = %v, want ErrCorrupt", name, err)
 		}
 	}
 	if after, _ := g.MarshalBinary(); !bytes.Equal(before, after) {
@@ -1027,9 +1027,9 @@ func TestLinkUnmarshalAllocations(t *testing.T) {
 	b = linkReseal(b)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	err := new(LinkGraph).UnmarshalBinary(b)
+	err := new(Graph).UnmarshalBinary(b)
 	runtime.ReadMemStats(&after)
-	if !errors.Is(err, ErrLinkCorrupt) {
+	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("err = %v", err)
 	}
 	if d := after.TotalAlloc - before.TotalAlloc; d > 1<<16 {
@@ -1041,9 +1041,9 @@ func FuzzLinkUnmarshal(f *testing.F) {
 	valid := linkValidEncoding().bytes()
 	r := rand.New(rand.NewPCG(5, 6))
 	spec := linkRandomSpec(r, 12, 40)
-	g := spec.build(f, &LinkOptions{CapVersion: 2, CapDepends: 2}, r)
+	g := spec.build(f, &Options{CapVersion: 2, CapDepends: 2}, r)
 	random, _ := g.MarshalBinary()
-	var zero LinkGraph
+	var zero Graph
 	empty, _ := zero.MarshalBinary()
 	for _, b := range [][]byte{valid, random, empty} {
 		f.Add(b)
@@ -1059,11 +1059,11 @@ func FuzzLinkUnmarshal(f *testing.F) {
 		// The raw input mostly fails the CRC; the resealed one reaches the
 		// structural checks.
 		for _, b := range [][]byte{data, linkReseal(data)} {
-			var g LinkGraph
+			var g Graph
 			err := g.UnmarshalBinary(b)
 			if err != nil {
-				if !errors.Is(err, ErrLinkCorrupt) {
-					t.Fatalf("error %v does not wrap ErrLinkCorrupt", err)
+				if !errors.Is(err, ErrCorrupt) {
+					t.Fatalf("error %v does not wrap ErrCorrupt", err)
 				}
 				continue
 			}

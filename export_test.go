@@ -1,0 +1,32 @@
+package tidemark
+
+import "github.com/tidemark/tidemark/eval"
+
+// LedgerBeliefs applies ms as one logged Put, written at transaction time
+// tx, to a new collection's ledger — no log, no indexes — and returns the
+// beliefs and supersession of each memory stored, by id, and the ledger's
+// link-graph check: the parity test holds the ledger itself to the
+// reference memory (eval.Memory.Beliefs).
+func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]eval.Belief, map[string]bool, error) {
+	opts := o.withDefaults(fromDays(tx))
+	c := &Collection{opts: opts}
+	if err := c.ledger.init(&c.opts); err != nil {
+		return nil, nil, err
+	}
+	var err error
+	if c.links, err = c.buildLinks(); err != nil {
+		return nil, nil, err
+	}
+	c.put(ms, tx)
+	c.syncLinks()
+	beliefs, superseded := map[string][]eval.Belief{}, map[string]bool{}
+	for j := range c.rows {
+		r := &c.rows[j]
+		for _, s := range r.states {
+			beliefs[r.mem.ID] = append(beliefs[r.mem.ID], eval.Belief{ValidFrom: s.valid.From, ValidTo: s.valid.To,
+				RecordedFrom: s.recorded.From, RecordedTo: s.recorded.To})
+		}
+		superseded[r.mem.ID] = r.superseded
+	}
+	return beliefs, superseded, c.checkLinks()
+}

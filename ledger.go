@@ -1,0 +1,268 @@
+package tidemark
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/tidemark/tidemark/internal/links"
+	"github.com/tidemark/tidemark/kernels"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// ledger is one collection's state: its rows (one per memory, aliases
+// folded in), their columns in the fused stage's batch (one per belief),
+// the fact and document chains, the dependencies, the contradictions, the
+// consolidation audit, the feedback limits and the drift detectors. It is
+// deterministic — the same records applied in log order give the same
+// ledger, on first write as on replay (DESIGN "Write path") — and holds
+// no locks: the Collection handle guards it with its mu.
+//
+// Records change it through one typed apply per kind: put (write.go),
+// putDoc (documents.go), feedback and access (feedback.go), consolidate
+// (consolidate.go). The link graph and the HNSW indexes are derived from
+// it: an apply lists the link changes it made (linkOps) for the handle to
+// mirror, and buildLinks rebuilds the graph from the rows alone.
+type ledger struct {
+	opts      *CollectionOptions // the collection's, read-only
+	epochDays float64            // opts.Epoch in days: the batch's clock
+
+	rows   []row
+	batch  *kernels.Batch // one column row per belief
+	byID   map[string]int // every id written (aliases too) → its row
+	byText map[string][]int
+	byLead map[string][]int           // keyable rows by leadWords, for update candidates
+	byKey  map[temporal.FactKey][]int // fact chain, oldest first
+	byDoc  map[docChunk][]int         // document version chain, lowest first
+	// pending holds the depends_on targets not written yet → the rows
+	// naming them; deps the dependency pairs (a depends on b) counted in
+	// degree, dependents the rows depending on each row, in order.
+	pending    map[string][]int
+	deps       map[[2]int]bool
+	dependents map[int][]int
+	// aliasHash holds the content hash of each id folded into another row.
+	aliasHash map[string][sha256.Size]byte
+	visible   int
+	lastTx    float64 // the latest transaction time written or given, days
+	// rippleSeeds are the memories superseded since the last consolidation
+	// run, in order; audit is every consolidation edit.
+	rippleSeeds []int
+	audit       []AuditEntry
+	feedback    map[fbKey]fbState // per (memory, source) feedback limits
+	// histUntil is the latest end of a valid window among the memories off
+	// the surface (days): a query at an earlier valid time may need them,
+	// so the ANN plan searches the archive too.
+	histUntil float64
+	// Drift detectors by group, and the column store's decay groups.
+	drift   map[string]*driftGroup
+	anchors [][]float32 // the coarse drift clusters' anchor vectors
+	kgIndex map[kernelGroup]uint32
+	kgroups []kernelGroup
+
+	// linkOps lists the link-graph changes of the record being applied, in
+	// order; the handle mirrors them into its graph (Collection.syncLinks).
+	linkOps []linkOp
+}
+
+// init makes an empty ledger for a collection with options o.
+func (l *ledger) init(o *CollectionOptions) error {
+	l.opts, l.epochDays = o, days(o.Epoch, 0)
+	var err error
+	if l.batch, err = kernels.NewBatch(o.Dim, 0); err != nil {
+		return err
+	}
+	l.byID, l.byText, l.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
+	l.byLead = map[string][]int{}
+	l.byDoc, l.pending, l.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
+	l.dependents = map[int][]int{}
+	l.aliasHash = map[string][sha256.Size]byte{}
+	l.feedback = map[fbKey]fbState{}
+	l.drift, l.kgIndex, l.kgroups = map[string]*driftGroup{}, map[kernelGroup]uint32{}, nil
+	return nil
+}
+
+// linkOp is one change to the link graph: a new node (row, visible), a
+// row hidden, or an edge of a type from row to other.
+type linkOp struct {
+	kind       linkOpKind
+	row, other int
+	typ        links.Type
+}
+
+type linkOpKind uint8
+
+const (
+	opNode linkOpKind = iota
+	opHide
+	opEdge
+)
+
+// derive fills the columns a row computes from its memory and its
+// penalty: the normalised text, the decay, the base confidence, the
+// document chunk and the fact key. Put, the snapshot and Rescore share it
+// (decayOf).
+func (r *row) derive(defaultHalfLife float64) {
+	r.normText = temporal.NormalizeObject(r.mem.Text)
+	r.halfLife, r.floor = decayOf(&r.mem, defaultHalfLife)
+	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
+	r.doc = docChunk{}
+	if r.mem.DocID != "" {
+		r.doc = docChunk{r.mem.DocID, r.mem.Chunk}
+	}
+	r.key = temporal.FactKey{}
+	if r.mem.Subject != "" {
+		r.key = temporal.NewFactKey(r.mem.Subject, r.mem.Relation)
+	}
+}
+
+// decayOf is a memory's half-life and confidence floor: its profile's,
+// else the default half-life with no floor.
+func decayOf(m *Memory, defaultHalfLife float64) (halfLife, floor float64) {
+	if m.Profile != "" {
+		return temporal.ProfileFor(m.Profile).HalfLife, temporal.DecayFloor(m.Profile, m.Kind)
+	}
+	return defaultHalfLife, 0
+}
+
+// addNode, hide and addEdge note a link change for the handle to mirror.
+func (l *ledger) addNode(j int) { l.linkOps = append(l.linkOps, linkOp{kind: opNode, row: j}) }
+func (l *ledger) hide(j int)    { l.linkOps = append(l.linkOps, linkOp{kind: opHide, row: j}) }
+func (l *ledger) addEdge(typ links.Type, a, b int) {
+	l.linkOps = append(l.linkOps, linkOp{kind: opEdge, typ: typ, row: a, other: b})
+}
+
+// apply mirrors one link change into g.
+func (l *ledger) applyLink(g *links.Graph, op linkOp) error {
+	switch op.kind {
+	case opNode:
+		r := &l.rows[op.row]
+		return g.AddNode(uint64(op.row), r.created, r.visible)
+	case opHide:
+		return g.SetVisible(uint64(op.row), false)
+	default:
+		return g.AddEdge(op.typ, uint64(op.row), uint64(op.other), 0)
+	}
+}
+
+// buildLinks derives the link graph from the rows: a node per row (its
+// creation time, on the surface or not), a version link from each row to
+// every row it superseded or absorbed, the dependencies and the
+// contradictions. The engine's link types are uncapped, so the graph does
+// not depend on the order the links were added in (links.Graph).
+func (l *ledger) buildLinks() (*links.Graph, error) {
+	g, err := links.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	for j := range l.rows {
+		r := &l.rows[j]
+		if err := g.AddNode(uint64(j), r.created, r.visible); err != nil {
+			return nil, err
+		}
+	}
+	for j := range l.rows {
+		r := &l.rows[j]
+		for _, o := range r.supersedes {
+			if err := g.AddEdge(links.Version, uint64(j), uint64(o), 0); err != nil {
+				return nil, err
+			}
+		}
+		for _, o := range r.contradicts {
+			if o > j { // symmetric: one call adds both directions
+				if err := g.AddEdge(links.Contradicts, uint64(j), uint64(o), 0); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, p := range slices.SortedFunc(maps.Keys(l.deps), func(a, b [2]int) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		if err := g.AddEdge(links.DependsOn, uint64(p[0]), uint64(p[1]), 0); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// syncLinks mirrors the ledger's pending link changes into the graph (mu
+// held). A change the graph refuses means the two no longer agree, which
+// no record should cause: the graph is rebuilt from the ledger, the truth,
+// and the first such error is kept for checkLinks.
+func (c *Collection) syncLinks() {
+	ops := c.linkOps
+	c.linkOps = c.linkOps[:0]
+	for _, op := range ops {
+		if err := c.applyLink(c.links, op); err != nil {
+			if c.linkErr == nil {
+				c.linkErr = fmt.Errorf("link graph update %+v: %w", op, err)
+			}
+			c.rebuildLinks()
+			return
+		}
+	}
+}
+
+// rebuildLinks replaces the graph with one derived from the ledger (mu
+// held exclusively, or the collection not yet shared).
+func (c *Collection) rebuildLinks() {
+	g, err := c.buildLinks()
+	if err != nil {
+		// The ledger's own edges are well formed (rows exist, no
+		// self-loops), so this cannot happen; keep the old graph.
+		if c.linkErr == nil {
+			c.linkErr = fmt.Errorf("link graph rebuild: %w", err)
+		}
+		return
+	}
+	c.links = g
+}
+
+// checkLinks checks the ledger's invariants that the graph mirrors: the
+// graph equals the one derived from the rows, no update was refused, and
+// no superseded or merged memory is an orphan (All-Mem's no-orphan
+// invariant, Orphans). The tests call it after every kind of record.
+func (c *Collection) checkLinks() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.linkErr != nil {
+		return c.linkErr
+	}
+	want, err := c.buildLinks()
+	if err != nil {
+		return err
+	}
+	a, err1 := c.links.MarshalBinary()
+	b, err2 := want.MarshalBinary()
+	if err := cmp.Or(err1, err2); err != nil {
+		return err
+	}
+	if string(a) != string(b) {
+		return fmt.Errorf("the link graph differs from the one the ledger derives")
+	}
+	if o := c.orphans(); len(o) > 0 {
+		return fmt.Errorf("orphaned memories %v", o)
+	}
+	return nil
+}
+
+// orphans returns the superseded or merged rows that no root reaches
+// through version links (new → old) in the link graph: the roots are the
+// current rows and the rows archived because their window ended, which
+// the archive index keeps reachable (a chain whose newest version expired
+// is still whole). Collection.Orphans and checkLinks share it.
+func (c *Collection) orphans() []int {
+	var roots []uint64
+	for j := range c.rows {
+		if r := &c.rows[j]; r.visible || !r.superseded {
+			roots = append(roots, uint64(j))
+		}
+	}
+	var out []int
+	for _, k := range c.links.Unreached(roots) {
+		out = append(out, int(k))
+	}
+	return out
+}
