@@ -96,8 +96,10 @@ type SearchRequest struct {
 	// candidates asked)).
 	Plan Plan
 	Ef   int
-	// Explain adds every hit's per-signal scores and the reason each
-	// removed candidate was removed.
+	// Explain makes sure every hit carries its per-signal scores
+	// (Hit.Signals) and the result lists each removed candidate with its
+	// reason (SearchResult.Removed). Without it they are filled all the
+	// same except on the exact plan's fast path (see Hit.Signals).
 	Explain bool
 	// CountAccess counts the retrieval as an access of every hit
 	// (reconsolidation, SmartVector §3.3): the counts are logged by the
@@ -157,7 +159,14 @@ type Hit struct {
 	Confidence float64
 	// Memory is the memory without its vector.
 	Memory Memory
-	// Signals explain Score (SearchRequest.Explain).
+	// Signals explain Score. They are nil only when the exact plan
+	// took its fast path, one top-k scan of the whole column store, which
+	// it does when the request has no Explain, Sources or FirstStage and
+	// the method masks retired beliefs (temporal.Params.MaskRetired) and
+	// is not pooled (temporal.Params.Pooled) — of the presets only
+	// MethodTidemark, the default. Every other search (the ANN plan, or
+	// Explain, Sources, FirstStage or another preset) and every Rescore
+	// sets them.
 	Signals *temporal.Signals `json:",omitempty"`
 }
 
@@ -172,8 +181,10 @@ type SearchResult struct {
 	// Hits are the top K by the method's ranking, best first (see
 	// Hit.Score for the methods whose ranking is pool-relative).
 	Hits []Hit
-	// Removed lists the removed candidates (SearchRequest.Explain), one
-	// entry per memory.
+	// Removed lists the candidates the masks removed, one entry per
+	// memory (none for a memory another belief of which was kept). It is
+	// filled whenever Hit.Signals are, and stays empty on the exact
+	// plan's fast path, which does not report removals (see Hit.Signals).
 	Removed []Removed
 	// Plan is the plan that ran; Candidates the number of beliefs scored
 	// by the fused stage; Expanded the archived versions that version-link

@@ -21,11 +21,13 @@
 // With [Options.Quantize] each node also keeps an int8 code of its vector
 // (simd.QuantizeInt8, a quarter of the bytes, its scale on the same cache
 // line) and a search walks the graph with code dots, a node's unvisited
-// neighbours in one kernel call, then re-scores the best 4k of its ef
-// results in float32. Graph traversal is bound by memory latency, so
+// neighbours in one kernel call, then re-scores the best max(4k, 40) of
+// its ef results in float32. Graph traversal is bound by memory latency, so
 // reading a quarter of the bytes is what makes it faster: on GloVe-100 the
 // walk takes about 0.7× the time of the float32 walk on the same graph at
-// the same recall (BenchmarkGloveSearch, bench/results).
+// the same recall (0.66× in BenchmarkGloveSearch at ef 160, whose output
+// is not kept; 0.59–0.74× in the tidemark bench ann runs of
+// bench/results, ann-glove100-2026-11-22-int8-run15…17.json).
 //
 // Deletes are tombstones: a deleted node still routes searches but is never
 // returned, and [HNSW.Compact] repairs the neighbourhoods around deleted

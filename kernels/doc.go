@@ -19,9 +19,11 @@
 //
 // [CPU] runs on every machine: it splits the batch into chunks across cores
 // and computes dot products through package simd (AVX2+FMA when the CPU has
-// it, generic Go otherwise or under the noasm build tag). A CUDA backend
-// implements the same [Backend] interface; the shared test body runs over
-// every backend present.
+// it, generic Go otherwise or under the noasm build tag). It is the only
+// production backend today; [Plain] is the naive baseline the benchmarks
+// compare it with. There is no GPU backend: a CUDA one
+// behind the same [Backend] interface is planned, not built. The shared
+// test body runs over [Backends] and [Plain].
 //
 // # Rescoring
 //

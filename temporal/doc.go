@@ -1,9 +1,10 @@
 // Package temporal is tidemark's domain model and its reference math.
 //
 // Everything here is float64 and scalar on purpose: this package is the
-// specification that every fast path (the SIMD and CUDA fused stages in
-// package kernels) is tested against. Each function's doc comment states its
-// formula and cites the source document it comes from:
+// specification that every fast path (the fused stage in package kernels,
+// on the CPU: AVX2+FMA or generic Go; there is no GPU backend yet) is
+// tested against. Each function's doc comment states its formula and cites
+// the source document it comes from:
 //
 //   - SmartVector: memories as living objects — the source-authority priors
 //     (Table 1), the four-signal score (§4), the ConfidenceEngine (§5), ripple

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,23 +13,47 @@ import (
 	"github.com/tidemark/tidemark/temporal"
 )
 
+// workload is one benchmark of "tidemark bench".
+type workload struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+// workloads are the benchmarks "tidemark bench" dispatches, in the order
+// its usage lists them.
+func workloads() []workload {
+	return []workload{
+		{"kernels", "the fused scoring stage against the memory copy bandwidth and a plain Go loop", runBenchKernels},
+		{"ann", "the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run", runBenchANN},
+		{"engine", "Put throughput per batch size against the bare log, and open/recovery times", runBenchEngine},
+		{"consolidate", "consolidation cost per 10k memories, and search latency while it runs", runBenchConsolidate},
+		{"serve", "a load test of tidemark serve on loopback: concurrent searches and upserts", runBenchServe},
+		{"quality", "the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours", runBenchQuality},
+	}
+}
+
 func runBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || !slices.Contains([]string{"kernels", "ann", "engine", "consolidate", "serve", "quality"}, args[0]) {
-		fmt.Fprintln(stderr, "usage: tidemark bench kernels|ann|engine|consolidate|serve|quality [flags]\n\nworkloads:\n  kernels   the fused scoring stage against the memory copy bandwidth and a plain Go loop\n  ann       the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run\n  engine    Put throughput per batch size against the bare log, and open/recovery times\n  consolidate  consolidation cost per 10k memories, and search latency while it runs\n  serve     a load test of tidemark serve on loopback: concurrent searches and upserts\n  quality   the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours")
-		return errUsage
+	ws := workloads()
+	if len(args) > 0 {
+		for _, w := range ws {
+			if w.name == args[0] {
+				return w.run(args[1:], stdout, stderr)
+			}
+		}
 	}
-	switch args[0] {
-	case "ann":
-		return runBenchANN(args[1:], stdout, stderr)
-	case "engine":
-		return runBenchEngine(args[1:], stdout, stderr)
-	case "consolidate":
-		return runBenchConsolidate(args[1:], stdout, stderr)
-	case "serve":
-		return runBenchServe(args[1:], stdout, stderr)
-	case "quality":
-		return runBenchQuality(args[1:], stdout, stderr)
+	names := make([]string, len(ws))
+	for i, w := range ws {
+		names[i] = w.name
 	}
+	fmt.Fprintf(stderr, "usage: tidemark bench %s [flags]\n\nworkloads:\n", strings.Join(names, "|"))
+	for _, w := range ws {
+		fmt.Fprintf(stderr, "  %-12s %s\n", w.name, w.summary)
+	}
+	return errUsage
+}
+
+func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench kernels", stderr)
 	ns := fs.String("n", "10000,100000,1000000", "batch sizes, comma-separated")
 	dims := fs.String("dim", "384,768,1536", "vector dimensions, comma-separated")
@@ -40,7 +63,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "tidemark", "scoring method: "+methodList())
 	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy baseline in MiB")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	m, err := temporal.ParseMethod(*method)

@@ -7,9 +7,16 @@
 //
 // Commands:
 //
-//	bench     benchmarks: "bench kernels" (the fused scoring stage) and "bench ann" (the HNSW index beside hnswlib and coder/hnsw)
-//	demo      the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
-//	version   print the version
+//	bench        benchmarks: kernels, ann, engine, consolidate, serve, quality ("tidemark bench" lists them)
+//	consolidate  run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit
+//	demo         the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
+//	serve        the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)
+//	create       create a collection on a running server: dimension, embedder, key policy
+//	put          upload memories (JSON Lines) to a running server
+//	search       search a collection on a running server
+//	history      the versions of a memory on a running server
+//	eval         the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE
+//	version      print the version
 //
 // Run "tidemark <command> -h" for a command's flags.
 package main
@@ -30,7 +37,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"bench", "benchmarks: bench kernels (fused stage), bench ann (HNSW vs hnswlib, coder/hnsw), bench engine (writes, recovery)", runBench},
+		{"bench", "benchmarks: kernels, ann, engine, consolidate, serve, quality (\"tidemark bench\" lists them)", runBench},
 		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
@@ -84,7 +91,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "tidemark — a temporal-aware vector memory: what is similar and still true.")
 	fmt.Fprintln(w, "\nUsage: tidemark <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 }
 

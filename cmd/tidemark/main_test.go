@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 )
@@ -93,4 +95,60 @@ func TestVersion(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v["version"] == "" || v["go"] == "" {
 		t.Errorf("version --json: %d %q", code, out)
 	}
+}
+
+// Every command run dispatches appears, one line each, in the usage and in
+// the package documentation; every workload "tidemark bench" dispatches
+// appears in its usage, in the bench command's summary and in the package
+// documentation's bench line.
+func TestHelpListsEveryCommand(t *testing.T) {
+	_, _, help := runCLI("help")
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := f.Doc.Text()
+	var benchSummary string
+	for _, c := range commands() {
+		if !hasLine(help, "  "+c.name+" ") {
+			t.Errorf("usage has no line for command %q:\n%s", c.name, help)
+		}
+		if !hasLine(doc, "\t"+c.name+" ") {
+			t.Errorf("package documentation has no line for command %q", c.name)
+		}
+		if c.name == "bench" {
+			benchSummary = c.summary
+		}
+	}
+	docBench := ""
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "\tbench ") {
+			docBench = l
+		}
+	}
+	code, _, benchHelp := runCLI("bench")
+	if code != 2 {
+		t.Errorf("bench without a workload exited %d, want 2", code)
+	}
+	for _, w := range workloads() {
+		if !hasLine(benchHelp, "  "+w.name+" ") {
+			t.Errorf("bench usage has no line for workload %q:\n%s", w.name, benchHelp)
+		}
+		if !strings.Contains(benchSummary, w.name) {
+			t.Errorf("the bench command's summary does not name workload %q: %s", w.name, benchSummary)
+		}
+		if !strings.Contains(docBench, w.name) {
+			t.Errorf("the package documentation's bench line does not name workload %q: %s", w.name, docBench)
+		}
+	}
+}
+
+// hasLine reports whether a line of s starts with prefix.
+func hasLine(s, prefix string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			return true
+		}
+	}
+	return false
 }
