@@ -28,7 +28,8 @@ type SearchRequest struct {
 	Sources  []temporal.Source `json:"sources,omitempty"`
 	// Range keeps memories created inside [from, to) (either may be open).
 	Range *Range `json:"range,omitempty"`
-	// Weights replace the method's weights of the four signals.
+	// Weights replace the weights of the four signals of the method: of
+	// Method when given, else of the collection's method.
 	Weights *Weights `json:"weights,omitempty"`
 	// Plan chooses how candidates are found: "auto" (default), "exact"
 	// or "ann".

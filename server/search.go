@@ -21,7 +21,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *Token) error 
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	sr, err := searchRequest(&req)
+	sr, err := searchRequest(&req, c.Options().Method)
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) assembleContext(w http.ResponseWriter, r *http.Request, t *Toke
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	sr, err := searchRequest(&req.SearchRequest)
+	sr, err := searchRequest(&req.SearchRequest, c.Options().Method)
 	if err != nil {
 		return err
 	}
@@ -93,8 +93,10 @@ func (s *Server) rescore(w http.ResponseWriter, r *http.Request, t *Token) error
 	return nil
 }
 
-// searchRequest is req for the engine.
-func searchRequest(req *api.SearchRequest) (*tidemark.SearchRequest, error) {
+// searchRequest is req for the engine. collMethod is the collection's
+// method: weights sent without a method replace its weights, as a request
+// without weights or method searches with it.
+func searchRequest(req *api.SearchRequest, collMethod temporal.Method) (*tidemark.SearchRequest, error) {
 	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
 		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Sources: req.Sources, Explain: req.Explain,
 		MinScore: req.MinScore}
@@ -108,7 +110,7 @@ func searchRequest(req *api.SearchRequest) (*tidemark.SearchRequest, error) {
 	}
 	if w := req.Weights; w != nil {
 		if sr.Params == nil {
-			p := temporal.Preset(temporal.MethodTidemark)
+			p := temporal.Preset(collMethod)
 			sr.Params = &p
 		}
 		sr.Params.Weights = temporal.Weights{Sim: w.Sim, Time: w.Temporal, Conf: w.Confidence, Rel: w.Relational}
