@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/client"
 	"github.com/tidemark/tidemark/server"
 )
@@ -172,13 +173,13 @@ func RunServe(ctx context.Context, cfg ServeConfig) (ServeReport, error) {
 				t0 := time.Now()
 				var err error
 				if write {
-					ms := make([]server.MemoryJSON, cfg.WriteBatch)
+					ms := make([]api.Memory, cfg.WriteBatch)
 					for i := range ms {
-						ms[i] = server.MemoryJSON{ID: fmt.Sprintf("c%d-%d-%d", ci, n, i), Text: "load", Vector: vec(r)}
+						ms[i] = api.Memory{ID: fmt.Sprintf("c%d-%d-%d", ci, n, i), Text: "load", Vector: vec(r)}
 					}
 					_, err = cl.Put(lctx, "load", ms)
 				} else {
-					_, err = cl.Search(lctx, "load", server.SearchJSON{Vector: vec(r), K: 10})
+					_, err = cl.Search(lctx, "load", api.SearchRequest{Vector: vec(r), K: 10})
 				}
 				if lctx.Err() != nil && err != nil {
 					break // the deadline cut this request: not counted

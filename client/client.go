@@ -1,6 +1,8 @@
-// Package client is a Go client for `tidemark serve`. It speaks the JSON of
-// package server and returns its types; errors from the server come back as
-// *Error with the HTTP status and the machine-readable code.
+// Package client is a Go client for `tidemark serve`. It sends and
+// returns the wire types of package api and imports nothing else of
+// tidemark, so a program that only talks to a server links neither the
+// engine nor the server. Errors from the server come back as *Error with
+// the HTTP status and the machine-readable code (api.Code…).
 package client
 
 import (
@@ -14,8 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tidemark/tidemark"
-	"github.com/tidemark/tidemark/server"
+	"github.com/tidemark/tidemark/api"
 )
 
 // Client talks to one server with one token. It is safe for concurrent
@@ -37,8 +38,12 @@ func New(addr, token string) *Client {
 
 // Error is an error answer of the server.
 type Error struct {
-	Status  int
-	Code    string
+	// Status is the HTTP status.
+	Status int
+	// Code is the answer's machine-readable code (one of api's Code
+	// constants), or "unknown" when the body was not an api.ErrorBody.
+	Code string
+	// Message is the answer's message.
 	Message string
 }
 
@@ -69,9 +74,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	defer res.Body.Close()
 	if res.StatusCode >= 300 {
-		var e struct {
-			Error struct{ Code, Message string } `json:"error"`
-		}
+		var e api.ErrorBody
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 		if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
 			return &Error{Status: res.StatusCode, Code: "unknown", Message: strings.TrimSpace(string(b))}
@@ -89,61 +92,55 @@ func coll(name string) string { return "/v1/collections/" + url.PathEscape(name)
 // CreateCollection creates a collection: its dimension, and optionally
 // its method, embedder ("hashing", "hashing-words", "openai", "ollama"
 // with Remote), half-life and key policy.
-func (c *Client) CreateCollection(ctx context.Context, name string, o server.CreateCollectionJSON) (server.CollectionJSON, error) {
-	var out server.CollectionJSON
+func (c *Client) CreateCollection(ctx context.Context, name string, o api.CreateCollection) (api.Collection, error) {
+	var out api.Collection
 	err := c.do(ctx, "POST", coll(name), o, &out)
 	return out, err
 }
 
 // Collections lists the collections the token may read.
-func (c *Client) Collections(ctx context.Context) ([]server.CollectionJSON, error) {
-	var out struct {
-		Collections []server.CollectionJSON `json:"collections"`
-	}
+func (c *Client) Collections(ctx context.Context) ([]api.Collection, error) {
+	var out api.CollectionList
 	err := c.do(ctx, "GET", "/v1/collections", nil, &out)
 	return out.Collections, err
 }
 
 // Put writes a batch of memories.
-func (c *Client) Put(ctx context.Context, collection string, ms []server.MemoryJSON) ([]tidemark.PutResult, error) {
-	var out struct {
-		Results []tidemark.PutResult `json:"results"`
-	}
-	err := c.do(ctx, "POST", coll(collection)+"/memories", map[string]any{"memories": ms}, &out)
+func (c *Client) Put(ctx context.Context, collection string, ms []api.Memory) ([]api.PutResult, error) {
+	var out api.PutResponse
+	err := c.do(ctx, "POST", coll(collection)+"/memories", api.PutRequest{Memories: ms}, &out)
 	return out.Results, err
 }
 
 // Search runs a query.
-func (c *Client) Search(ctx context.Context, collection string, q server.SearchJSON) (server.ResultJSON, error) {
-	var out server.ResultJSON
+func (c *Client) Search(ctx context.Context, collection string, q api.SearchRequest) (api.SearchResult, error) {
+	var out api.SearchResult
 	err := c.do(ctx, "POST", coll(collection)+"/search", q, &out)
 	return out, err
 }
 
 // Get returns one memory.
-func (c *Client) Get(ctx context.Context, collection, id string) (server.MemoryJSON, error) {
-	var out server.MemoryJSON
+func (c *Client) Get(ctx context.Context, collection, id string) (api.Memory, error) {
+	var out api.Memory
 	err := c.do(ctx, "GET", coll(collection)+"/memories/"+url.PathEscape(id), nil, &out)
 	return out, err
 }
 
 // History returns every version linked to a memory, oldest first.
-func (c *Client) History(ctx context.Context, collection, id string) ([]server.MemoryJSON, error) {
-	var out struct {
-		Versions []server.MemoryJSON `json:"versions"`
-	}
+func (c *Client) History(ctx context.Context, collection, id string) ([]api.Memory, error) {
+	var out api.Versions
 	err := c.do(ctx, "GET", coll(collection)+"/memories/"+url.PathEscape(id)+"/history", nil, &out)
 	return out.Versions, err
 }
 
 // Feedback records a judgement of a memory (counted for the token).
 func (c *Client) Feedback(ctx context.Context, collection, id string, positive bool) error {
-	return c.do(ctx, "POST", coll(collection)+"/feedback", map[string]any{"id": id, "positive": positive}, nil)
+	return c.do(ctx, "POST", coll(collection)+"/feedback", api.FeedbackRequest{ID: id, Positive: positive}, nil)
 }
 
 // Consolidate runs one consolidation cycle.
-func (c *Client) Consolidate(ctx context.Context, collection string) (tidemark.ConsolidationReport, error) {
-	var out tidemark.ConsolidationReport
+func (c *Client) Consolidate(ctx context.Context, collection string) (api.ConsolidationReport, error) {
+	var out api.ConsolidationReport
 	err := c.do(ctx, "POST", coll(collection)+"/consolidate", nil, &out)
 	return out, err
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/server"
 )
 
@@ -29,24 +30,24 @@ func TestClientRoundTrip(t *testing.T) {
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	c := New(ts.URL, tok)
-	if _, err := c.CreateCollection(ctx, "facts", server.CreateCollectionJSON{Dim: 3}); err != nil {
+	if _, err := c.CreateCollection(ctx, "facts", api.CreateCollection{Dim: 3}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Put(ctx, "facts", []server.MemoryJSON{{ID: "v1", Text: "limit 100", Vector: []float32{1, 0, 0}, Subject: "api", Relation: "limit", Object: "100"}}); err != nil {
+	if _, err := c.Put(ctx, "facts", []api.Memory{{ID: "v1", Text: "limit 100", Vector: []float32{1, 0, 0}, Subject: "api", Relation: "limit", Object: "100"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.Put(ctx, "facts", []server.MemoryJSON{{ID: "v2", Text: "limit 250", Vector: []float32{1, 0.1, 0}, Subject: "api", Relation: "limit", Object: "250"}})
+	res, err := c.Put(ctx, "facts", []api.Memory{{ID: "v2", Text: "limit 250", Vector: []float32{1, 0.1, 0}, Subject: "api", Relation: "limit", Object: "250"}})
 	if err != nil || len(res) != 1 || len(res[0].Superseded) != 1 {
 		t.Fatalf("put: %+v %v", res, err)
 	}
-	hits, err := c.Search(ctx, "facts", server.SearchJSON{Vector: []float32{1, 0, 0}, K: 5, Explain: true})
+	hits, err := c.Search(ctx, "facts", api.SearchRequest{Vector: []float32{1, 0, 0}, K: 5, Explain: true})
 	if err != nil || len(hits.Hits) != 1 || hits.Hits[0].ID != "v2" || hits.Hits[0].Signals == nil || len(hits.Removed) != 1 {
 		t.Fatalf("search: %+v %v", hits, err)
 	}
 	if cos := hits.Hits[0].Cosine; math.Abs(cos-1/math.Sqrt(1.01)) > 1e-6 {
 		t.Errorf("v2's cosine %v, want 1/√1.01", cos)
 	}
-	above, err := c.Search(ctx, "facts", server.SearchJSON{Vector: []float32{1, 0, 0}, K: 5, MinScore: new(hits.Hits[0].Score + 0.01)})
+	above, err := c.Search(ctx, "facts", api.SearchRequest{Vector: []float32{1, 0, 0}, K: 5, MinScore: new(hits.Hits[0].Score + 0.01)})
 	if err != nil || len(above.Hits) != 0 {
 		t.Fatalf("search above every score: %+v %v", above, err)
 	}

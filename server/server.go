@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/api"
 )
 
 // Token is one bearer token and what it may do.
@@ -168,27 +169,27 @@ func errorStatus(err error) (int, string) {
 	case errors.As(err, &ae):
 		return ae.status, ae.code
 	case errors.Is(err, tidemark.ErrDimension):
-		return http.StatusBadRequest, "dimension_mismatch"
+		return http.StatusBadRequest, api.CodeDimensionMismatch
 	case errors.Is(err, tidemark.ErrNotFinite):
-		return http.StatusBadRequest, "not_finite"
+		return http.StatusBadRequest, api.CodeNotFinite
 	case errors.Is(err, tidemark.ErrInvalid), errors.Is(err, tidemark.ErrOptions):
-		return http.StatusBadRequest, "invalid_argument"
+		return http.StatusBadRequest, api.CodeInvalidArgument
 	case errors.Is(err, tidemark.ErrTooLarge):
-		return http.StatusRequestEntityTooLarge, "too_large"
+		return http.StatusRequestEntityTooLarge, api.CodeTooLarge
 	case errors.Is(err, tidemark.ErrNotFound):
-		return http.StatusNotFound, "not_found"
+		return http.StatusNotFound, api.CodeNotFound
 	case errors.Is(err, tidemark.ErrExists):
-		return http.StatusConflict, "already_exists"
+		return http.StatusConflict, api.CodeAlreadyExists
 	case errors.Is(err, tidemark.ErrRateLimited):
-		return http.StatusTooManyRequests, "rate_limited"
+		return http.StatusTooManyRequests, api.CodeRateLimited
 	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed):
-		return http.StatusServiceUnavailable, "unavailable"
+		return http.StatusServiceUnavailable, api.CodeUnavailable
 	case errors.Is(err, tidemark.ErrEmbedder):
-		return http.StatusServiceUnavailable, "embedder_unavailable"
+		return http.StatusServiceUnavailable, api.CodeEmbedderUnavailable
 	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "timeout"
+		return http.StatusGatewayTimeout, api.CodeTimeout
 	}
-	return http.StatusInternalServerError, "internal"
+	return http.StatusInternalServerError, api.CodeInternal
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -199,7 +200,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, err error) {
 	status, code := errorStatus(err)
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": err.Error()}})
+	writeJSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: err.Error()}})
 }
 
 // decode reads exactly one JSON value into v, strictly.
@@ -211,21 +212,21 @@ func decode(r *http.Request, v any) error {
 		var ute *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &mbe):
-			return errf(http.StatusRequestEntityTooLarge, "too_large", "request body over %d bytes", mbe.Limit)
+			return errf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "request body over %d bytes", mbe.Limit)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return errf(http.StatusBadRequest, "unknown_field", "%v", err)
+			return errf(http.StatusBadRequest, api.CodeUnknownField, "%v", err)
 		case errors.As(err, &ute):
-			return errf(http.StatusBadRequest, "invalid_argument", "field %q: %v", ute.Field, err)
+			return errf(http.StatusBadRequest, api.CodeInvalidArgument, "field %q: %v", ute.Field, err)
 		case errors.Is(err, io.EOF):
-			return errf(http.StatusBadRequest, "malformed_json", "empty request body")
+			return errf(http.StatusBadRequest, api.CodeMalformedJSON, "empty request body")
 		}
-		return errf(http.StatusBadRequest, "malformed_json", "%v", err)
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "%v", err)
 	}
 	if dec.More() {
-		return errf(http.StatusBadRequest, "malformed_json", "trailing data after the JSON value")
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "trailing data after the JSON value")
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errf(http.StatusBadRequest, "malformed_json", "trailing data after the JSON value")
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "trailing data after the JSON value")
 	}
 	return nil
 }
@@ -236,13 +237,13 @@ func (s *Server) authorize(r *http.Request, coll string, write bool) (*Token, er
 	h := r.Header.Get("Authorization")
 	secret, ok := strings.CutPrefix(h, "Bearer ")
 	if !ok || secret == "" {
-		return nil, errf(http.StatusUnauthorized, "unauthenticated", "missing bearer token")
+		return nil, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "missing bearer token")
 	}
 	for i := range s.tokens {
 		t := &s.tokens[i]
 		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
 			if !s.buckets[i].take(t.Rate, time.Now()) {
-				return nil, errf(http.StatusTooManyRequests, "rate_limited", "token %q is over its %g requests/s", t.Name, t.Rate)
+				return nil, errf(http.StatusTooManyRequests, api.CodeRateLimited, "token %q is over its %g requests/s", t.Name, t.Rate)
 			}
 			if coll == "" && (!write || t.Write) {
 				return t, nil
@@ -250,10 +251,10 @@ func (s *Server) authorize(r *http.Request, coll string, write bool) (*Token, er
 			if coll != "" && t.allows(coll, write) {
 				return t, nil
 			}
-			return nil, errf(http.StatusForbidden, "forbidden", "token %q may not %s collection %q", t.Name, verb(write), coll)
+			return nil, errf(http.StatusForbidden, api.CodeForbidden, "token %q may not %s collection %q", t.Name, verb(write), coll)
 		}
 	}
-	return nil, errf(http.StatusUnauthorized, "unauthenticated", "unknown bearer token")
+	return nil, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "unknown bearer token")
 }
 
 func verb(write bool) string {

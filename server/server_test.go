@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/api"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -274,9 +275,7 @@ func FuzzDecodeMemories(f *testing.F) {
 	f.Add([]byte(`{"memories":[{"id":"a","kind":"event"}]} x`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		req := httptest.NewRequest("POST", "/", bytes.NewReader(b))
-		var v struct {
-			Memories []MemoryJSON `json:"memories"`
-		}
+		var v api.PutRequest
 		if err := decode(req, &v); err != nil {
 			if status, _ := errorStatus(err); status != 400 && status != 413 {
 				t.Fatalf("decode error with status %d: %v", status, err)

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/client"
-	"github.com/tidemark/tidemark/server"
 )
 
 // The commands that talk to a running `tidemark serve`.
@@ -41,11 +41,11 @@ func needRemote(fs *flag.FlagSet, stderr io.Writer, token, coll string) error {
 func runCreate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("create", stderr)
 	addr, token, coll, asJSON := remoteFlags(fs)
-	var o server.CreateCollectionJSON
+	var o api.CreateCollection
 	fs.IntVar(&o.Dim, "dim", 0, "vector dimension (required; the embedding model's for openai and ollama)")
 	fs.StringVar(&o.Method, "method", "", "scoring preset (default tidemark)")
 	fs.StringVar(&o.Embedder, "embedder", "", `text embedder: "" (vectors only), hashing (offline), hashing-words, openai (OpenAI-compatible /embeddings), ollama (/api/embed)`)
-	var remote server.RemoteEmbedderJSON
+	var remote api.RemoteEmbedder
 	fs.StringVar(&remote.BaseURL, "base-url", "", `embedder endpoint, e.g. http://localhost:11434/v1 (openai) or http://localhost:11434 (ollama)`)
 	fs.StringVar(&remote.Model, "model", "", "embedding model, e.g. nomic-embed-text")
 	fs.StringVar(&remote.APIKeyEnv, "api-key-env", "", "name of the server's environment variable holding the embedder's API key (the key is never sent or stored)")
@@ -60,7 +60,7 @@ func runCreate(args []string, stdout, stderr io.Writer) error {
 	if err := o.Keys.UnmarshalText([]byte(*keys)); err != nil {
 		return err
 	}
-	if remote != (server.RemoteEmbedderJSON{}) {
+	if remote != (api.RemoteEmbedder{}) {
 		o.Remote = &remote
 	}
 	out, err := client.New(*addr, *token).CreateCollection(context.Background(), *coll, o)
@@ -74,7 +74,7 @@ func runCreate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// runPut uploads memories from a JSON Lines file (one MemoryJSON a line) in
+// runPut uploads memories from a JSON Lines file (one api.Memory a line) in
 // batches, with a progress line.
 func runPut(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("put", stderr)
@@ -100,7 +100,7 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 	ctx := context.Background()
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var pending []server.MemoryJSON
+	var pending []api.Memory
 	counts := map[string]int{}
 	sent, line := 0, 0
 	start := time.Now()
@@ -113,7 +113,7 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		for _, r := range res {
-			counts[r.Outcome.String()]++
+			counts[string(r.Outcome)]++
 		}
 		sent += len(pending)
 		pending = pending[:0]
@@ -125,7 +125,7 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
-		var m server.MemoryJSON
+		var m api.Memory
 		dec := json.NewDecoder(strings.NewReader(sc.Text()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&m); err != nil {
@@ -168,7 +168,7 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	if err := needRemote(fs, stderr, *token, *coll); err != nil {
 		return err
 	}
-	q := server.SearchJSON{Text: *text, K: *k, Method: *method, Explain: *explain}
+	q := api.SearchRequest{Text: *text, K: *k, Method: *method, Explain: *explain}
 	if *minScore != "" {
 		x, err := strconv.ParseFloat(strings.TrimSpace(*minScore), 64)
 		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// A memory's JSON names and omissions are the protocol's.
+func TestMemoryJSON(t *testing.T) {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	st, vis := temporal.Active, true
+	m := Memory{ID: "a", Text: "t", Vector: []float32{1, 0}, Kind: temporal.Versioned, Source: temporal.SourceWiki, Profile: "p",
+		DocID: "d", Version: 2, Chunk: 1, Subject: "s", Relation: "r", Object: "o", DependsOn: []string{"b"},
+		Access: 1, Positive: 2, Negative: 3, ValidFrom: &at, ValidTo: &at, RecordedAt: &at, Created: &at,
+		Status: &st, Visible: &vis, SupersededBy: "c", Supersedes: []string{"e"}, Contradicts: []string{"f"},
+		KeyRule: "adopted", KeyFrom: "g", Penalty: 0.5, ContradictedBy: []string{"h"}}
+	const want = `{"id":"a","text":"t","vector":[1,0],"kind":"versioned","source":"wiki","profile":"p","doc_id":"d","version":2,"chunk":1,` +
+		`"subject":"s","relation":"r","object":"o","depends_on":["b"],"access":1,"positive":2,"negative":3,` +
+		`"valid_from":"2025-01-02T03:04:05Z","valid_to":"2025-01-02T03:04:05Z","recorded_at":"2025-01-02T03:04:05Z","created":"2025-01-02T03:04:05Z",` +
+		`"status":"active","visible":true,"superseded_by":"c","supersedes":["e"],"contradicts":["f"],` +
+		`"key_rule":"adopted","key_from":"g","penalty":0.5,"contradicted_by":["h"]}`
+	if b, err := json.Marshal(m); err != nil || string(b) != want {
+		t.Errorf("full memory:\n%s %v\nwant\n%s", b, err, want)
+	}
+	if b, err := json.Marshal(Memory{ID: "a"}); err != nil || string(b) != `{"id":"a"}` {
+		t.Errorf("bare memory: %s %v", b, err)
+	}
+}
+
+// A key policy is "auto", "explicit" or absent; anything else is refused
+// when decoded.
+func TestKeyPolicy(t *testing.T) {
+	var c CreateCollection
+	if b, _ := json.Marshal(CreateCollection{Dim: 3}); string(b) != `{"dim":3}` {
+		t.Errorf("default key policy sent: %s", b)
+	}
+	for _, s := range []string{`"auto"`, `"explicit"`} {
+		if err := json.Unmarshal([]byte(`{"dim":3,"keys":`+s+`}`), &c); err != nil || `"`+string(c.Keys)+`"` != s {
+			t.Errorf("keys %s: %q %v", s, c.Keys, err)
+		}
+	}
+	for _, s := range []string{`""`, `"Auto"`, `"sometimes"`} {
+		if err := json.Unmarshal([]byte(`{"dim":3,"keys":`+s+`}`), &c); err == nil {
+			t.Errorf("keys %s accepted", s)
+		}
+	}
+}

@@ -1,0 +1,92 @@
+package api
+
+import "fmt"
+
+// Collection describes a collection: the answer of GET and POST
+// /v1/collections/{c}, and an element of CollectionList.
+type Collection struct {
+	// Name is the collection's name.
+	Name string `json:"name"`
+	// Dim is the dimension of its vectors.
+	Dim int `json:"dim"`
+	// Method is the scoring preset its searches use by default
+	// (temporal.Method's text: "tidemark", "article", …).
+	Method string `json:"method,omitempty"`
+	// Embedder is its text embedder ("" when it stores vectors only).
+	Embedder string `json:"embedder,omitempty"`
+	// Remote configures the "openai" and "ollama" embedders.
+	Remote *RemoteEmbedder `json:"remote,omitempty"`
+	// Keys says where its fact keys come from.
+	Keys KeyPolicy `json:"keys"`
+	// Stored counts the memories stored, Visible those on the visible
+	// surface.
+	Stored  int `json:"stored"`
+	Visible int `json:"visible"`
+}
+
+// CollectionList is the answer of GET /v1/collections: the collections
+// the token may read.
+type CollectionList struct {
+	// Collections are described in name order.
+	Collections []Collection `json:"collections"`
+}
+
+// CreateCollection is the body of POST /v1/collections/{c}.
+type CreateCollection struct {
+	// Dim is the dimension of the collection's vectors (required).
+	Dim int `json:"dim"`
+	// Method is the default scoring preset (default "tidemark").
+	Method string `json:"method,omitempty"`
+	// Embedder is the text embedder: "" (vectors only), "hashing",
+	// "hashing-words", "openai" or "ollama" (with Remote).
+	Embedder string `json:"embedder,omitempty"`
+	// Remote configures the "openai" and "ollama" embedders.
+	Remote *RemoteEmbedder `json:"remote,omitempty"`
+	// HalfLife is the decay half-life in days of a memory without a
+	// profile (default 30).
+	HalfLife float64 `json:"half_life,omitempty"`
+	// Keys is "auto" (the default: keys extracted from text at ingest)
+	// or "explicit".
+	Keys KeyPolicy `json:"keys,omitzero"`
+}
+
+// RemoteEmbedder configures a remote embedder: the name of the server's
+// environment variable holding the API key, never the key.
+type RemoteEmbedder struct {
+	// BaseURL is the endpoint, e.g. http://localhost:11434/v1.
+	BaseURL string `json:"base_url"`
+	// Model is the embedding model.
+	Model string `json:"model"`
+	// APIKeyEnv names the server's environment variable holding the key.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+}
+
+// Dropped is the answer of DELETE /v1/collections/{c}?confirm={c}.
+type Dropped struct {
+	// Dropped is the name of the collection dropped.
+	Dropped string `json:"dropped"`
+}
+
+// KeyPolicy says where a collection's fact keys come from. The zero value
+// (absent) means the server's default, KeysAuto.
+type KeyPolicy string
+
+// The key policies.
+const (
+	// KeysAuto: a memory with text and no key is keyed at ingest by the
+	// rule-based extractor; a key the caller gives always wins.
+	KeysAuto KeyPolicy = "auto"
+	// KeysExplicit: only the keys callers give.
+	KeysExplicit KeyPolicy = "explicit"
+)
+
+// UnmarshalText implements encoding.TextUnmarshaler: it accepts "auto"
+// and "explicit" only.
+func (k *KeyPolicy) UnmarshalText(b []byte) error {
+	switch p := KeyPolicy(b); p {
+	case KeysAuto, KeysExplicit:
+		*k = p
+		return nil
+	}
+	return fmt.Errorf("tidemark: invalid input: key policy %q, want auto or explicit", b)
+}

@@ -1,0 +1,97 @@
+package api
+
+import (
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// ConsolidationReport says what one consolidation run did: the answer of
+// POST /v1/collections/{c}/consolidate (tidemark.ConsolidationReport; its
+// JSON names are the Go field names).
+type ConsolidationReport struct {
+	// Collection is the collection consolidated.
+	Collection string
+	// Seq is the log record holding the run's edits (0 when there were
+	// none).
+	Seq uint64
+	// Promoted, Dormant and Reactivated count lifecycle changes; Expired
+	// the memories moved off the surface; Contradictions the pairs
+	// flagged; Ripples the memories penalised; Merged the near-duplicates
+	// folded; Dependencies the depends_on edges added.
+	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
+	Merged, Dependencies                                             int
+	// Contradicted counts the memories penalised for losing a topic
+	// conflict's vote.
+	Contradicted int
+	// Orphans lists superseded memories no current memory reaches
+	// through version links; empty unless something is broken.
+	Orphans []string
+	// Truncated is true when the run stopped at its edit limit.
+	Truncated bool
+	// Duration is the run's wall time, in nanoseconds on the wire.
+	Duration time.Duration
+}
+
+// LastConsolidation is the answer of GET /v1/collections/{c}/consolidate:
+// the collection's last background run.
+type LastConsolidation struct {
+	// Error is the last background run's error ("" when it succeeded).
+	Error string `json:"error"`
+	// LastBackgroundRun is the collection's report of that run (null when
+	// none ran for it).
+	LastBackgroundRun *ConsolidationReport `json:"last_background_run"`
+}
+
+// AuditLog is the answer of GET /v1/collections/{c}/audit.
+type AuditLog struct {
+	// Audit holds the consolidation edits after the requested sequence
+	// number, oldest first (null when there are none).
+	Audit []AuditEntry `json:"audit"`
+}
+
+// AuditEntry is one consolidation edit (tidemark.AuditEntry; its JSON
+// names are the Go field names).
+type AuditEntry struct {
+	// Seq is the log record of the run; Time its transaction time.
+	Seq  uint64
+	Time time.Time
+	// Rule is the rule behind the edit.
+	Rule Rule
+	// ID is the memory changed; Other the memory that caused it.
+	ID, Other string
+	// From and To are the statuses of a lifecycle change; Penalty the
+	// base-confidence penalty of a ripple or a lost conflict.
+	From, To temporal.Status
+	Penalty  float64
+	// Reason is a machine-readable reason code; Prefer names the memory a
+	// topic conflict's majority vote prefers.
+	Reason string
+	Prefer string `json:",omitempty"`
+}
+
+// Rule names the consolidation rule behind an edit.
+type Rule string
+
+// The consolidation rules (tidemark.Rule).
+const (
+	// RuleLifecycle: a status change from the live confidence.
+	RuleLifecycle Rule = "lifecycle"
+	// RuleExpired: a memory whose valid window ended left the surface.
+	RuleExpired Rule = "expired"
+	// RuleSameKey: two versions of one fact key with different objects.
+	RuleSameKey Rule = "same_key"
+	// RuleRipple: a memory depending on a superseded one was penalised.
+	RuleRipple Rule = "ripple"
+	// RuleMerge: a near-exact duplicate was folded into an older memory.
+	RuleMerge Rule = "merge"
+	// RuleLineage: a document chunk depends on the document's first chunk.
+	RuleLineage Rule = "lineage"
+	// RuleSimilar: a new memory depends on a very similar older one.
+	RuleSimilar Rule = "similar"
+	// RuleTopicConflict: two memories about one topic contradict each
+	// other.
+	RuleTopicConflict Rule = "topic_conflict"
+	// RuleContradicted: the losing side of a topic conflict was penalised.
+	RuleContradicted Rule = "contradicted"
+)

@@ -1,0 +1,68 @@
+package api
+
+// ErrorBody is every error answer: {"error": {"code": "…", "message": "…"}}.
+// The HTTP status and the code come from one table in package server.
+type ErrorBody struct {
+	// Error is the error's code and message.
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inner object of an ErrorBody.
+type ErrorDetail struct {
+	// Code is machine-readable: one of the Code constants.
+	Code string `json:"code"`
+	// Message is for people; its text is not part of the contract.
+	Message string `json:"message"`
+}
+
+// The error codes, with the HTTP status the server answers them with.
+const (
+	// CodeMalformedJSON (400): the body is not one JSON value (empty,
+	// truncated, trailing data), or holds an enumeration value (kind,
+	// status, source, key policy) the service does not know or a time
+	// that is not RFC 3339.
+	CodeMalformedJSON = "malformed_json"
+	// CodeUnknownField (400): the body names a field the request does not
+	// have (decoding is strict).
+	CodeUnknownField = "unknown_field"
+	// CodeInvalidArgument (400): a value of the wrong JSON type, or one
+	// the engine refuses (an empty id, k out of range, an unknown method
+	// or plan, …).
+	CodeInvalidArgument = "invalid_argument"
+	// CodeDimensionMismatch (400): a vector whose length is not the
+	// collection's dimension.
+	CodeDimensionMismatch = "dimension_mismatch"
+	// CodeNotFinite (400): a NaN, an infinity or a zero vector.
+	CodeNotFinite = "not_finite"
+	// CodeUnauthenticated (401): no bearer token, or an unknown one.
+	CodeUnauthenticated = "unauthenticated"
+	// CodeForbidden (403): the token may not read or write this
+	// collection, or may not configure a remote embedder.
+	CodeForbidden = "forbidden"
+	// CodeNotFound (404): an unknown collection, memory or fact.
+	CodeNotFound = "not_found"
+	// CodeAlreadyExists (409): a collection name that is taken, or a
+	// memory id written before with other content.
+	CodeAlreadyExists = "already_exists"
+	// CodeTooLarge (413): a body, batch, text or vector past its limit.
+	CodeTooLarge = "too_large"
+	// CodeRateLimited (429): the token is over its request rate, or
+	// feedback is over the collection's limits for a memory.
+	CodeRateLimited = "rate_limited"
+	// CodeUnavailable (503): the database is closed or has failed.
+	CodeUnavailable = "unavailable"
+	// CodeEmbedderUnavailable (503): the collection's remote embedder
+	// failed; nothing was stored.
+	CodeEmbedderUnavailable = "embedder_unavailable"
+	// CodeTimeout (504): the request ran past the server's deadline.
+	CodeTimeout = "timeout"
+	// CodeInternal (500): anything else.
+	CodeInternal = "internal"
+)
+
+// Health is the answer of GET /healthz ({"status": "ok"}) and of GET
+// /readyz when the database is ready ({"status": "ready"}).
+type Health struct {
+	// Status is "ok" or "ready".
+	Status string `json:"status"`
+}
