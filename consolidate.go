@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/internal/links"
-	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -614,36 +613,4 @@ func (c *Collection) Audit(ctx context.Context, since uint64) ([]AuditEntry, err
 		return 0
 	})
 	return slices.Clone(c.audit[i:]), nil
-}
-
-func encodeEdits(w *wire.Writer, edits []edit, seeds []int) {
-	w.Uvarint(uint64(len(seeds)))
-	for _, sd := range seeds {
-		w.Uvarint(uint64(sd))
-	}
-	w.Uvarint(uint64(len(edits)))
-	for _, e := range edits {
-		w.Byte(byte(e.rule))
-		w.Uvarint(uint64(e.row))
-		w.Varint(int64(e.other))
-		w.Float64(e.value)
-	}
-}
-
-func decodeEdits(r *wire.Reader) ([]edit, []int) {
-	ns := r.Count(1<<30, 1)
-	seeds := make([]int, 0, ns)
-	for range ns {
-		seeds = append(seeds, int(r.Int64Max(1<<40)))
-	}
-	n := r.Count(1<<30, 4)
-	edits := make([]edit, 0, n)
-	for range n {
-		e := edit{rule: Rule(r.Byte()), row: int(r.Int64Max(1 << 40)), other: int(r.Int(-1, 1<<40)), value: r.Float64()}
-		if r.Err() == nil && !e.valid(1<<40+1) {
-			r.Fail(fmt.Errorf("invalid consolidation edit %+v", e))
-		}
-		edits = append(edits, e)
-	}
-	return edits, seeds
 }

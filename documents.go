@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/tidemark/tidemark/internal/wire"
 )
 
 // Documents and surgical updates (SmartVector §7): a document is stored
@@ -430,20 +428,4 @@ func splitInto(s string, n int) (pieces []string, ok bool) {
 		s = s[cut:]
 	}
 	return pieces, true
-}
-
-func encodeReplaced(w *wire.Writer, ids []string) {
-	w.Uvarint(uint64(len(ids)))
-	for _, id := range ids {
-		w.String(id)
-	}
-}
-
-func decodeReplaced(r *wire.Reader) []string {
-	n := r.Count(1<<30, 1)
-	out := make([]string, 0, n)
-	for range n {
-		out = append(out, r.String(MaxIDBytes))
-	}
-	return out
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -224,17 +223,6 @@ func (m *Memory) validate(maxText int) error {
 	return nil
 }
 
-// encode writes the caller's fields and the key the engine derived at
-// Put (version 2 of the log and snapshot formats; version 1 had no
-// derived key).
-func (m *Memory) encode(w *wire.Writer) {
-	m.encodeCaller(w)
-	w.String(m.KeyRule)
-	w.String(m.KeyFrom)
-	w.String(m.keyFromObject)
-	w.Bool(m.embedded)
-}
-
 // callerView is the memory as its caller gave it: without the key the
 // engine derived at Put.
 func (m *Memory) callerView() Memory {
@@ -248,73 +236,4 @@ func (m *Memory) callerView() Memory {
 	}
 	v.embedded = false
 	return v
-}
-
-// encodeCaller writes the caller's fields (not the engine's): the whole
-// memory of format version 1.
-func (m *Memory) encodeCaller(w *wire.Writer) {
-	w.String(m.ID)
-	w.String(m.Text)
-	w.Float32s(m.Vector)
-	w.Byte(byte(m.Kind))
-	w.Byte(byte(m.Source))
-	w.String(m.Profile)
-	w.String(m.DocID)
-	w.Varint(int64(m.Version))
-	w.Varint(int64(m.Chunk))
-	w.Varint(int64(m.Start))
-	w.Varint(int64(m.End))
-	w.String(m.Subject)
-	w.String(m.Relation)
-	w.String(m.Object)
-	w.Uvarint(uint64(len(m.DependsOn)))
-	for _, d := range m.DependsOn {
-		w.String(d)
-	}
-	w.Varint(m.Access)
-	w.Varint(m.Positive)
-	w.Varint(m.Negative)
-	w.Time(m.ValidFrom)
-	w.Time(m.ValidTo)
-	w.Time(m.RecordedAt)
-	w.Time(m.Created)
-}
-
-// decodeMemory reads what encode wrote in format version v.
-func decodeMemory(r *wire.Reader, v byte) Memory {
-	var m Memory
-	m.ID = r.String(MaxIDBytes)
-	m.Text = r.String(math.MaxInt32)
-	m.Vector = r.Float32s(MaxDim, nil)
-	m.Kind = temporal.Kind(r.Byte())
-	m.Source = temporal.Source(r.Byte())
-	m.Profile = r.String(MaxKeyBytes)
-	m.DocID = r.String(MaxKeyBytes)
-	m.Version = int(r.Int(0, math.MaxInt32))
-	m.Chunk = int(r.Int(0, math.MaxInt32))
-	m.Start = int(r.Int(0, math.MaxInt64))
-	m.End = int(r.Int(0, math.MaxInt64))
-	m.Subject = r.String(MaxKeyBytes)
-	m.Relation = r.String(MaxKeyBytes)
-	m.Object = r.String(MaxKeyBytes)
-	if n := r.Count(MaxDependsOn, 1); n > 0 {
-		m.DependsOn = make([]string, n)
-		for i := range m.DependsOn {
-			m.DependsOn[i] = r.String(MaxIDBytes)
-		}
-	}
-	m.Access = r.Int(0, MaxCounter)
-	m.Positive = r.Int(0, MaxCounter)
-	m.Negative = r.Int(0, MaxCounter)
-	m.ValidFrom = r.Time()
-	m.ValidTo = r.Time()
-	m.RecordedAt = r.Time()
-	m.Created = r.Time()
-	if v >= 2 {
-		m.KeyRule = r.String(MaxKeyBytes)
-		m.KeyFrom = r.String(MaxIDBytes)
-		m.keyFromObject = r.String(MaxKeyBytes)
-		m.embedded = r.Bool()
-	}
-	return m
 }

@@ -1,0 +1,806 @@
+package tidemark
+
+import (
+	"bufio"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// The engine's two binary formats, each encoder next to its decoder: the
+// log record (what the write-ahead log holds, one record per write) and
+// the snapshot body (what store's checksummed snapshot file holds). Both
+// are built of internal/wire's values: uvarint and zig-zag varint
+// integers, a string as a uvarint length and its bytes, float64 as 8
+// little-endian bytes, a float32 slice as its length and 4 bytes a value,
+// a time as seconds and nanoseconds (the zero time as one byte), a bool
+// as one byte. A decoder never panics on hostile bytes (FuzzDecodeRecord,
+// FuzzSnapshotBody): counts are bounded by the bytes left and every value
+// by its limit.
+//
+// # Log record (format 2)
+//
+//	byte     format version (1 or 2)
+//	byte     type: 1 create, 2 drop, 3 put, 4 feedback, 5 consolidate,
+//	         6 access, 7 document version
+//	string   collection name
+//	uvarint  the collection's incarnation (the sequence number of its
+//	         create record; 0 in a create record)
+//	time     transaction time (the DB clock when logged)
+//	then by type:
+//	  create       collection options (collOpts)
+//	  drop         nothing
+//	  put          uvarint n, n × memory
+//	  document     uvarint n, n × memory; the replaced chunk ids and the
+//	               later chunk ids (each uvarint n, n × string); varint
+//	               the later chunks' offset shift
+//	  feedback     string memory id, string source, varint positive,
+//	               varint negative
+//	  access       uvarint n, n × (uvarint row, uvarint count)
+//	  consolidate  uvarint n, n × uvarint ripple seed row; uvarint m,
+//	               m × edit (byte rule, uvarint row, varint other row or
+//	               value, float64 value)
+//
+// collOpts: uvarint dim, byte method, float64 half-life, time epoch,
+// string embedder, uvarint × 9 (exact threshold, overfetch, M,
+// efConstruction, ef, expand hops, expand budget, feedback per day,
+// feedback per source), bool static decay, then (format 2) byte key
+// policy and the remote embedder's base URL, model and API-key variable
+// name (strings).
+//
+// memory: the caller's fields — string id, string text, float32s vector,
+// byte kind, byte source, string profile, string doc id, varint version,
+// chunk, start and end, strings subject, relation and object, uvarint n
+// and n × string depends_on, varint access, positive and negative, times
+// valid from, valid to, recorded at and created — then (format 2) the key
+// the engine derived: string key rule, string key-from id, string the
+// adopted object, bool embedded (the vector came from the embedder).
+//
+// # Snapshot body (format 3)
+//
+//	uvarint  format version (1, 2 or 3)
+//	float64  the DB's last transaction time (days)
+//	uvarint  number of collections, then for each, in name order:
+//	  frame  header: string name, uvarint incarnation, collOpts (defaults
+//	         filled in), float64 last transaction time, uvarint rows
+//	  frame  one per row (snapRow): the memory, its unit vector, the
+//	         content hash, the derived times, flags, beliefs, links,
+//	         aliases, penalty and counters
+//	  frame  the rest of the ledger (snapTail): pending depends_on
+//	         targets, dependency pairs, ripple seeds, the audit, the
+//	         feedback limits, the fact chains and the document chains
+//	  frame  (formats 1 and 2 only) the link graph, skipped: it is
+//	         derived from the rows
+//	  the surface HNSW (index.HNSW.Save), then the archive HNSW
+//
+// A frame is a uvarint length and that many bytes. The HNSW indexes are
+// derived data: Open checks them against the ledger and rebuilds them
+// when they disagree; the link graph is always rebuilt. Memories and
+// options in a snapshot use the log record's format of the same era:
+// record format 1 in snapshot format 1, 2 in 2 and 3.
+
+// ---- log record ----
+
+// The log record.
+
+type recType byte
+
+const (
+	recCreate recType = iota + 1
+	recDrop
+	recPut
+	recFeedback
+	recConsolidate
+	recAccess
+	recPutDoc
+)
+
+type record struct {
+	typ  recType
+	coll string
+	// inc is the incarnation of the collection the record is for (the
+	// sequence number of its create record): a record written through a
+	// handle of a dropped collection never lands in a new one of the same
+	// name.
+	inc                uint64
+	tx                 time.Time
+	opts               CollectionOptions // recCreate
+	mems               []Memory          // recPut
+	id, source         string            // recFeedback
+	positive, negative int64
+	access             []accessCount // recAccess
+	replaced, later    []string      // recPutDoc (with mems)
+	shift              int
+	edits              []edit // recConsolidate
+	seeds              []int
+}
+
+// recordVersion is the log record format: 2 adds the derived fact key of
+// a memory (Memory.KeyRule, KeyFrom) and a collection's key policy and
+// remote embedder. Version 1 records are still read: their collections
+// key explicitly and their "hashing" embedder is "hashing-words".
+const recordVersion = 2
+
+func (r *record) encode() []byte {
+	var w wire.Writer
+	w.Byte(recordVersion)
+	w.Byte(byte(r.typ))
+	w.String(r.coll)
+	w.Uvarint(r.inc)
+	w.Time(r.tx)
+	switch r.typ {
+	case recCreate:
+		encodeCollOpts(&w, &r.opts)
+	case recPut, recPutDoc:
+		w.Uvarint(uint64(len(r.mems)))
+		for i := range r.mems {
+			r.mems[i].encode(&w)
+		}
+		if r.typ == recPutDoc {
+			encodeReplaced(&w, r.replaced)
+			encodeReplaced(&w, r.later)
+			w.Varint(int64(r.shift))
+		}
+	case recFeedback:
+		w.String(r.id)
+		w.String(r.source)
+		w.Varint(r.positive)
+		w.Varint(r.negative)
+	case recAccess:
+		w.Uvarint(uint64(len(r.access)))
+		for _, a := range r.access {
+			w.Uvarint(uint64(a.row))
+			w.Uvarint(uint64(a.n))
+		}
+	case recConsolidate:
+		encodeEdits(&w, r.edits, r.seeds)
+	}
+	return w.B
+}
+
+func decodeRecord(b []byte) (*record, error) {
+	rd := wire.NewReader(b)
+	v := rd.Byte()
+	if (v < 1 || v > recordVersion) && rd.Err() == nil {
+		return nil, fmt.Errorf("record version %d, this build reads 1…%d", v, recordVersion)
+	}
+	r := &record{typ: recType(rd.Byte())}
+	r.coll = rd.String(MaxIDBytes)
+	r.inc = rd.Uvarint()
+	r.tx = rd.Time()
+	switch r.typ {
+	case recCreate:
+		r.opts = decodeCollOpts(rd, v)
+	case recDrop:
+	case recPut, recPutDoc:
+		n := rd.Count(1<<30, 8)
+		r.mems = make([]Memory, 0, n)
+		for range n {
+			r.mems = append(r.mems, decodeMemory(rd, v))
+		}
+		if r.typ == recPutDoc {
+			r.replaced = decodeReplaced(rd)
+			r.later = decodeReplaced(rd)
+			r.shift = int(rd.Int(-maxDocBytes, maxDocBytes))
+		}
+	case recFeedback:
+		r.id = rd.String(MaxIDBytes)
+		r.source = rd.String(MaxIDBytes)
+		r.positive = rd.Int(0, MaxCounter)
+		r.negative = rd.Int(0, MaxCounter)
+	case recConsolidate:
+		r.edits, r.seeds = decodeEdits(rd)
+	case recAccess:
+		n := rd.Count(1<<30, 2)
+		for range n {
+			r.access = append(r.access, accessCount{row: int(rd.Int64Max(1 << 40)), n: int(rd.Int64Max(MaxCounter))})
+		}
+	default:
+		rd.Fail(fmt.Errorf("unknown record type %d", r.typ))
+	}
+	if rd.Err() == nil && rd.Len() != 0 {
+		rd.Fail(fmt.Errorf("%d trailing bytes", rd.Len()))
+	}
+	return r, rd.Err()
+}
+
+// collOpts
+
+func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
+	w.Uvarint(uint64(o.Dim))
+	w.Byte(byte(o.Method))
+	w.Float64(o.HalfLife)
+	w.Time(o.Epoch)
+	w.String(o.Embedder)
+	for _, x := range []int{o.ExactThreshold, o.Overfetch, o.M, o.EfConstruction, o.Ef, o.ExpandHops, o.ExpandBudget, o.FeedbackPerDay, o.FeedbackPerSource} {
+		w.Uvarint(uint64(x))
+	}
+	w.Bool(o.StaticDecay)
+	w.Byte(byte(o.Keys))
+	w.String(o.Remote.BaseURL)
+	w.String(o.Remote.Model)
+	w.String(o.Remote.APIKeyEnv)
+}
+
+// decodeCollOpts reads what encodeCollOpts wrote in format version v.
+func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
+	var o CollectionOptions
+	o.Dim = r.Count(MaxDim, 0)
+	o.Method = temporal.Method(r.Byte())
+	o.HalfLife = r.Float64()
+	o.Epoch = r.Time()
+	o.Embedder = r.String(64)
+	for _, p := range []*int{&o.ExactThreshold, &o.Overfetch, &o.M, &o.EfConstruction, &o.Ef, &o.ExpandHops, &o.ExpandBudget, &o.FeedbackPerDay, &o.FeedbackPerSource} {
+		*p = r.Count(1<<30, 0)
+	}
+	o.StaticDecay = r.Bool()
+	if v >= 2 {
+		o.Keys = KeyPolicy(r.Byte())
+		o.Remote.BaseURL = r.String(2048)
+		o.Remote.Model = r.String(256)
+		o.Remote.APIKeyEnv = r.String(256)
+	} else {
+		o.Keys = KeysExplicit
+		if o.Embedder == "hashing" {
+			o.Embedder = "hashing-words"
+		}
+	}
+	if r.Err() == nil {
+		if err := o.Validate(); err != nil {
+			r.Fail(err)
+		}
+	}
+	return o
+}
+
+// memory
+
+// encode writes the caller's fields and the key the engine derived at
+// Put (version 2 of the log and snapshot formats; version 1 had no
+// derived key).
+func (m *Memory) encode(w *wire.Writer) {
+	m.encodeCaller(w)
+	w.String(m.KeyRule)
+	w.String(m.KeyFrom)
+	w.String(m.keyFromObject)
+	w.Bool(m.embedded)
+}
+
+// encodeCaller writes the caller's fields (not the engine's): the whole
+// memory of format version 1.
+func (m *Memory) encodeCaller(w *wire.Writer) {
+	w.String(m.ID)
+	w.String(m.Text)
+	w.Float32s(m.Vector)
+	w.Byte(byte(m.Kind))
+	w.Byte(byte(m.Source))
+	w.String(m.Profile)
+	w.String(m.DocID)
+	w.Varint(int64(m.Version))
+	w.Varint(int64(m.Chunk))
+	w.Varint(int64(m.Start))
+	w.Varint(int64(m.End))
+	w.String(m.Subject)
+	w.String(m.Relation)
+	w.String(m.Object)
+	w.Uvarint(uint64(len(m.DependsOn)))
+	for _, d := range m.DependsOn {
+		w.String(d)
+	}
+	w.Varint(m.Access)
+	w.Varint(m.Positive)
+	w.Varint(m.Negative)
+	w.Time(m.ValidFrom)
+	w.Time(m.ValidTo)
+	w.Time(m.RecordedAt)
+	w.Time(m.Created)
+}
+
+// decodeMemory reads what encode wrote in format version v.
+func decodeMemory(r *wire.Reader, v byte) Memory {
+	var m Memory
+	m.ID = r.String(MaxIDBytes)
+	m.Text = r.String(math.MaxInt32)
+	m.Vector = r.Float32s(MaxDim, nil)
+	m.Kind = temporal.Kind(r.Byte())
+	m.Source = temporal.Source(r.Byte())
+	m.Profile = r.String(MaxKeyBytes)
+	m.DocID = r.String(MaxKeyBytes)
+	m.Version = int(r.Int(0, math.MaxInt32))
+	m.Chunk = int(r.Int(0, math.MaxInt32))
+	m.Start = int(r.Int(0, math.MaxInt64))
+	m.End = int(r.Int(0, math.MaxInt64))
+	m.Subject = r.String(MaxKeyBytes)
+	m.Relation = r.String(MaxKeyBytes)
+	m.Object = r.String(MaxKeyBytes)
+	if n := r.Count(MaxDependsOn, 1); n > 0 {
+		m.DependsOn = make([]string, n)
+		for i := range m.DependsOn {
+			m.DependsOn[i] = r.String(MaxIDBytes)
+		}
+	}
+	m.Access = r.Int(0, MaxCounter)
+	m.Positive = r.Int(0, MaxCounter)
+	m.Negative = r.Int(0, MaxCounter)
+	m.ValidFrom = r.Time()
+	m.ValidTo = r.Time()
+	m.RecordedAt = r.Time()
+	m.Created = r.Time()
+	if v >= 2 {
+		m.KeyRule = r.String(MaxKeyBytes)
+		m.KeyFrom = r.String(MaxIDBytes)
+		m.keyFromObject = r.String(MaxKeyBytes)
+		m.embedded = r.Bool()
+	}
+	return m
+}
+
+// consolidation edits
+
+func encodeEdits(w *wire.Writer, edits []edit, seeds []int) {
+	w.Uvarint(uint64(len(seeds)))
+	for _, sd := range seeds {
+		w.Uvarint(uint64(sd))
+	}
+	w.Uvarint(uint64(len(edits)))
+	for _, e := range edits {
+		w.Byte(byte(e.rule))
+		w.Uvarint(uint64(e.row))
+		w.Varint(int64(e.other))
+		w.Float64(e.value)
+	}
+}
+
+func decodeEdits(r *wire.Reader) ([]edit, []int) {
+	ns := r.Count(1<<30, 1)
+	seeds := make([]int, 0, ns)
+	for range ns {
+		seeds = append(seeds, int(r.Int64Max(1<<40)))
+	}
+	n := r.Count(1<<30, 4)
+	edits := make([]edit, 0, n)
+	for range n {
+		e := edit{rule: Rule(r.Byte()), row: int(r.Int64Max(1 << 40)), other: int(r.Int(-1, 1<<40)), value: r.Float64()}
+		if r.Err() == nil && !e.valid(1<<40+1) {
+			r.Fail(fmt.Errorf("invalid consolidation edit %+v", e))
+		}
+		edits = append(edits, e)
+	}
+	return edits, seeds
+}
+
+// document chunk ids
+
+func encodeReplaced(w *wire.Writer, ids []string) {
+	w.Uvarint(uint64(len(ids)))
+	for _, id := range ids {
+		w.String(id)
+	}
+}
+
+func decodeReplaced(r *wire.Reader) []string {
+	n := r.Count(1<<30, 1)
+	out := make([]string, 0, n)
+	for range n {
+		out = append(out, r.String(MaxIDBytes))
+	}
+	return out
+}
+
+// ---- snapshot body ----
+
+// snapshotVersion is the snapshot format; 2 stores memories and options
+// as record version 2 does; 3 no longer stores the link graph, which is
+// derived from the rows. Versions 1 and 2 are still read.
+const snapshotVersion = 3
+
+// maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
+const maxFrame = 1 << 31
+
+func writeFrame(w *bufio.Writer, b []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	if _, err := w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(b)))]); err != nil {
+		return err
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
+	n, err := binary.ReadUvarint(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
+	}
+	if n > maxFrame {
+		return nil, fmt.Errorf("%w: snapshot frame of %d bytes", ErrCorrupt, n)
+	}
+	if uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
+	}
+	return buf, nil
+}
+
+// writeState writes every collection (db.seq.mu held: no record is
+// applied meanwhile).
+func (db *DB) writeState(out io.Writer) error {
+	w := bufio.NewWriterSize(out, 1<<20)
+	var hw wire.Writer
+	hw.Uvarint(snapshotVersion)
+	hw.Float64(db.seq.lastTx)
+	colls := db.snapshotColls()
+	hw.Uvarint(uint64(len(colls)))
+	if _, err := w.Write(hw.B); err != nil {
+		return err
+	}
+	for _, c := range colls {
+		if err := c.writeState(w); err != nil {
+			return fmt.Errorf("collection %q: %w", c.name, err)
+		}
+	}
+	return w.Flush()
+}
+
+// readState loads a snapshot written by writeState.
+func (db *DB) readState(in io.Reader) error {
+	r := bufio.NewReaderSize(in, 1<<20)
+	v, err := binary.ReadUvarint(r)
+	if err != nil || v < 1 || v > snapshotVersion {
+		return fmt.Errorf("%w: snapshot format %d (err %v), this build reads 1…%d", ErrCorrupt, v, err, snapshotVersion)
+	}
+	var b8 [8]byte
+	if _, err := io.ReadFull(r, b8[:]); err != nil {
+		return fmt.Errorf("%w: snapshot header: %w", ErrCorrupt, err)
+	}
+	db.seq.lastTx = wire.NewReader(b8[:]).Float64()
+	n, err := binary.ReadUvarint(r)
+	if err != nil || n > 1<<20 {
+		return fmt.Errorf("%w: snapshot collection count", ErrCorrupt)
+	}
+	for range n {
+		c, rebuilt, err := db.readCollection(r, byte(v))
+		if err != nil {
+			return err
+		}
+		if _, dup := db.colls[c.name]; dup {
+			return fmt.Errorf("%w: snapshot holds collection %q twice", ErrCorrupt, c.name)
+		}
+		db.colls[c.name] = c
+		if rebuilt {
+			db.info.IndexRebuilt = append(db.info.IndexRebuilt, c.name)
+		}
+	}
+	if _, err := r.ReadByte(); err != io.EOF {
+		return fmt.Errorf("%w: trailing bytes after the snapshot's collections", ErrCorrupt)
+	}
+	return nil
+}
+
+// writeState writes the collection's frames and indexes (snapRow,
+// snapTail; c.mu held shared).
+func (c *Collection) writeState(w *bufio.Writer) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var f wire.Writer
+	f.String(c.name)
+	f.Uvarint(c.incarnation)
+	encodeCollOpts(&f, &c.opts)
+	f.Float64(c.lastTx)
+	f.Uvarint(uint64(len(c.rows)))
+	if err := writeFrame(w, f.B); err != nil {
+		return err
+	}
+	for j := range c.rows {
+		f.B = f.B[:0]
+		c.encodeRow(&f, j)
+		if err := writeFrame(w, f.B); err != nil {
+			return err
+		}
+	}
+	f.B = f.B[:0]
+	c.encodeTail(&f)
+	if err := writeFrame(w, f.B); err != nil {
+		return err
+	}
+	if err := c.surface.Save(w); err != nil {
+		return err
+	}
+	return c.archive.Save(w)
+}
+
+// readCollection reads what writeState wrote in snapshot format v, and
+// derives the rest: the maps, the link graph, and (when the saved ones
+// disagree with the ledger) the HNSW indexes.
+func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bool, err error) {
+	buf, err := readFrame(r, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	fr := wire.NewReader(buf)
+	name := fr.String(MaxIDBytes)
+	inc := fr.Uvarint()
+	opts := decodeCollOpts(fr, v)
+	lastTx := fr.Float64()
+	nrows := fr.Count(1<<40, 0)
+	if fr.Err() != nil {
+		return nil, false, fmt.Errorf("%w: snapshot collection header: %w", ErrCorrupt, fr.Err())
+	}
+	c, err = newCollection(db, name, opts)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: snapshot collection %q: %w", ErrCorrupt, name, err)
+	}
+	c.lastTx, c.incarnation = lastTx, inc
+	bad := func(what string, err error) error {
+		return fmt.Errorf("%w: snapshot collection %q: %s: %w", ErrCorrupt, name, what, err)
+	}
+	for j := range nrows {
+		if buf, err = readFrame(r, buf); err != nil {
+			return nil, false, err
+		}
+		fr := wire.NewReader(buf)
+		c.decodeRow(fr, v, j, nrows)
+		if fr.Err() != nil {
+			return nil, false, bad(fmt.Sprintf("row %d", j), fr.Err())
+		}
+	}
+	if buf, err = readFrame(r, buf); err != nil {
+		return nil, false, err
+	}
+	fr = wire.NewReader(buf)
+	c.decodeTail(fr, nrows)
+	if fr.Err() != nil {
+		return nil, false, bad("dependencies", fr.Err())
+	}
+	if err := c.rebuildMaps(); err != nil {
+		return nil, false, bad("ledger", err)
+	}
+	if v < 3 {
+		// Older snapshots stored the link graph; it is derived now.
+		if _, err = readFrame(r, buf); err != nil {
+			return nil, false, err
+		}
+	}
+	if c.links, err = c.buildLinks(); err != nil {
+		return nil, false, bad("links", err)
+	}
+	surface, err := index.Load(r)
+	if err != nil {
+		return nil, false, bad("surface index", err)
+	}
+	archive, err := index.Load(r)
+	if err != nil {
+		return nil, false, bad("archive index", err)
+	}
+	c.surface, c.archive = surface, archive
+	if !c.indexesAgree() {
+		c.rebuildIndexes()
+		rebuilt = true
+	}
+	return c, rebuilt, nil
+}
+
+// encodeRow writes row j (snapRow): the memory (format 2), its unit
+// vector, the content hash, float64 × 9 (recorded, effective valid-from,
+// created, given valid-from and valid-to, access, positive, negative,
+// degree), bools has-valid-from, superseded, visible, byte status, varint
+// the superseding row (−1 when current), uvarint n and n × belief
+// (float64 valid from, valid to, recorded from, recorded to), uvarint n
+// and n × superseded row, uvarint n and n × (string alias, its content
+// hash), float64 penalty, then three row lists (uvarint n, n × row):
+// review, contradicts, contradicted by (format 2 on).
+func (l *ledger) encodeRow(f *wire.Writer, j int) {
+	r := &l.rows[j]
+	r.mem.encode(f)
+	f.Float32s(l.unitVector(j))
+	f.B = append(f.B, r.hash[:]...)
+	for _, x := range []float64{r.rec, r.effFrom, r.created, r.givenFrom, r.givenTo, r.access, r.positive, r.negative, r.degree} {
+		f.Float64(x)
+	}
+	f.Bool(r.hasFrom)
+	f.Bool(r.superseded)
+	f.Bool(r.visible)
+	f.Byte(byte(r.status))
+	f.Varint(int64(r.supersededBy))
+	f.Uvarint(uint64(len(r.states)))
+	for _, s := range r.states {
+		f.Float64(s.valid.From)
+		f.Float64(s.valid.To)
+		f.Float64(s.recorded.From)
+		f.Float64(s.recorded.To)
+	}
+	writeInts(f, r.supersedes)
+	f.Uvarint(uint64(len(r.aliases)))
+	for _, a := range r.aliases {
+		f.String(a)
+		h := l.aliasHash[a]
+		f.B = append(f.B, h[:]...)
+	}
+	f.Float64(r.penalty)
+	for _, xs := range [][]int{r.review, r.contradicts, r.contradictedBy} {
+		writeInts(f, xs)
+	}
+}
+
+// decodeRow reads what encodeRow wrote (format v) as row j of nrows and
+// appends it to the ledger with its beliefs' columns and its drift
+// observation (in log order, so the detectors replay the same).
+func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
+	var rw row
+	rw.mem = decodeMemory(fr, v)
+	vec := fr.Float32s(MaxDim, nil)
+	copy(rw.hash[:], fr.Bytes0(sha256.Size))
+	for _, p := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
+		*p = fr.Float64()
+	}
+	rw.hasFrom, rw.superseded, rw.visible = fr.Bool(), fr.Bool(), fr.Bool()
+	rw.status = temporal.Status(fr.Byte())
+	rw.supersededBy = int(fr.Int(-1, int64(nrows)-1))
+	ns := fr.Count(1<<20, 32)
+	for range ns {
+		rw.states = append(rw.states, state{valid: temporal.Window{From: fr.Float64(), To: fr.Float64()},
+			recorded: temporal.Window{From: fr.Float64(), To: fr.Float64()}})
+	}
+	rw.supersedes = readInts(fr, nrows)
+	for range fr.Count(1<<30, 1) {
+		a := fr.String(MaxIDBytes)
+		var h [sha256.Size]byte
+		copy(h[:], fr.Bytes0(sha256.Size))
+		rw.aliases = append(rw.aliases, a)
+		l.aliasHash[a] = h
+	}
+	rw.penalty = fr.Float64()
+	lists := []*[]int{&rw.review, &rw.contradicts, &rw.contradictedBy}
+	if v < 2 {
+		lists = lists[:2]
+	}
+	for _, p := range lists {
+		*p = readInts(fr, nrows)
+	}
+	if fr.Err() == nil && (fr.Len() != 0 || len(vec) != l.opts.Dim || ns == 0) {
+		fr.Fail(fmt.Errorf("%d trailing bytes, %d dimensions, %d beliefs", fr.Len(), len(vec), ns))
+	}
+	if fr.Err() != nil {
+		return
+	}
+	rw.derive(l.opts.HalfLife)
+	l.rows = append(l.rows, rw)
+	for range rw.states {
+		l.appendBelief(j, vec, false)
+	}
+	l.observeDrift(j)
+	if rw.visible {
+		l.visible++
+	}
+}
+
+// encodeTail writes the rest of the ledger (snapTail), each part sorted
+// so that equal ledgers give equal bytes: uvarint n and n × (string
+// pending depends_on target, row list); uvarint n and n × dependency pair
+// (uvarint row, uvarint row); the ripple seeds (row list); uvarint n and
+// n × audit entry (uvarint seq, time, byte rule, strings id and other,
+// bytes from and to status, float64 penalty, strings reason and prefer);
+// uvarint n and n × feedback limit (uvarint row, string source, uvarint
+// total, float64 window start, uvarint in window); uvarint n and n × fact
+// chain (strings subject and relation, row list) and uvarint n and n ×
+// document chain (string doc, uvarint chunk, row list), each chain in its
+// live order (a row's place was decided when it was written; re-sorting
+// on load could order differently, since a document supersession can
+// move a row's valid-from afterwards).
+func (l *ledger) encodeTail(f *wire.Writer) {
+	pend := slices.Sorted(maps.Keys(l.pending))
+	f.Uvarint(uint64(len(pend)))
+	for _, id := range pend {
+		f.String(id)
+		writeInts(f, l.pending[id])
+	}
+	pairs := slices.SortedFunc(maps.Keys(l.deps), func(a, b [2]int) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
+	f.Uvarint(uint64(len(pairs)))
+	for _, p := range pairs {
+		f.Uvarint(uint64(p[0]))
+		f.Uvarint(uint64(p[1]))
+	}
+	writeInts(f, l.rippleSeeds)
+	f.Uvarint(uint64(len(l.audit)))
+	for _, a := range l.audit {
+		f.Uvarint(a.Seq)
+		f.Time(a.Time)
+		f.Byte(byte(a.Rule))
+		f.String(a.ID)
+		f.String(a.Other)
+		f.Byte(byte(a.From))
+		f.Byte(byte(a.To))
+		f.Float64(a.Penalty)
+		f.String(a.Reason)
+		f.String(a.Prefer)
+	}
+	keys := l.sortedFeedback()
+	f.Uvarint(uint64(len(keys)))
+	for _, k := range keys {
+		st := l.feedback[k]
+		f.Uvarint(uint64(k.row))
+		f.String(k.source)
+		f.Uvarint(uint64(st.total))
+		f.Float64(st.since)
+		f.Uvarint(uint64(st.inDay))
+	}
+	keyChains := slices.SortedFunc(maps.Keys(l.byKey), func(a, b temporal.FactKey) int {
+		return cmp.Or(cmp.Compare(a.Subject, b.Subject), cmp.Compare(a.Relation, b.Relation))
+	})
+	f.Uvarint(uint64(len(keyChains)))
+	for _, k := range keyChains {
+		f.String(k.Subject)
+		f.String(k.Relation)
+		writeInts(f, l.byKey[k])
+	}
+	docChains := slices.SortedFunc(maps.Keys(l.byDoc), func(a, b docChunk) int {
+		return cmp.Or(cmp.Compare(a.doc, b.doc), cmp.Compare(a.chunk, b.chunk))
+	})
+	f.Uvarint(uint64(len(docChains)))
+	for _, k := range docChains {
+		f.String(k.doc)
+		f.Uvarint(uint64(k.chunk))
+		writeInts(f, l.byDoc[k])
+	}
+}
+
+// decodeTail reads what encodeTail wrote, for a ledger of nrows rows.
+func (l *ledger) decodeTail(fr *wire.Reader, nrows int) {
+	for range fr.Count(1<<30, 1) {
+		id := fr.String(MaxIDBytes)
+		l.pending[id] = readInts(fr, nrows)
+	}
+	for range fr.Count(1<<40, 2) {
+		a, b := int(fr.Int64Max(int64(nrows)-1)), int(fr.Int64Max(int64(nrows)-1))
+		l.deps[[2]int{a, b}] = true
+	}
+	l.rippleSeeds = readInts(fr, nrows)
+	for range fr.Count(1<<40, 8) {
+		a := AuditEntry{Seq: fr.Uvarint(), Time: fr.Time(), Rule: Rule(fr.Byte()), ID: fr.String(MaxIDBytes), Other: fr.String(MaxIDBytes),
+			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(MaxIDBytes + 64),
+			Prefer: fr.String(MaxIDBytes)}
+		l.audit = append(l.audit, a)
+	}
+	for range fr.Count(1<<40, 11) {
+		k := fbKey{row: int(fr.Int64Max(int64(nrows) - 1)), source: fr.String(MaxIDBytes)}
+		l.feedback[k] = fbState{total: int(fr.Int64Max(MaxCounter)), since: fr.Float64(), inDay: int(fr.Int64Max(MaxCounter))}
+	}
+	l.byKey, l.byDoc = map[temporal.FactKey][]int{}, map[docChunk][]int{}
+	for range fr.Count(1<<40, 3) {
+		k := temporal.FactKey{Subject: fr.String(MaxKeyBytes * 4), Relation: fr.String(MaxKeyBytes * 4)}
+		l.byKey[k] = readInts(fr, nrows)
+	}
+	for range fr.Count(1<<40, 3) {
+		k := docChunk{doc: fr.String(MaxKeyBytes), chunk: int(fr.Int64Max(1 << 31))}
+		l.byDoc[k] = readInts(fr, nrows)
+	}
+}
+
+func writeInts(f *wire.Writer, xs []int) {
+	f.Uvarint(uint64(len(xs)))
+	for _, x := range xs {
+		f.Uvarint(uint64(x))
+	}
+}
+
+func readInts(r *wire.Reader, n int) []int {
+	var out []int
+	for range r.Count(1<<40, 1) {
+		out = append(out, int(r.Int64Max(int64(n)-1)))
+	}
+	return out
+}
