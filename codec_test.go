@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -138,4 +139,46 @@ func TestOpenSnapshotFormat2(t *testing.T) {
 	if stored, _ := c.Len(); stored != 5 {
 		t.Fatalf("%d memories stored, want 5: a, b, c (c2 restates it), the document's chunk and its update", stored)
 	}
+}
+
+// A consolidation record naming row -1 is refused by the decoder.
+func TestDecodeHostileConsolidateRecord(t *testing.T) {
+	var w wire.Writer
+	encodeEdits(&w, []edit{{rule: RuleRipple, row: 0, other: -1, value: 0.1}}, nil)
+	r := &record{typ: recConsolidate, coll: "c"}
+	enc := r.encode()
+	enc = append(enc[:len(enc)-2], w.B...) // replace the empty edit lists
+	if _, err := decodeRecord(enc); err == nil {
+		t.Fatal("a ripple edit with other = -1 decoded")
+	}
+}
+
+// A log record is decoded without panicking whatever its bytes.
+func FuzzDecodeRecord(f *testing.F) {
+	for _, r := range []*record{
+		{typ: recCreate, coll: "c", opts: CollectionOptions{Dim: 4}},
+		{typ: recPut, coll: "c", mems: []Memory{{ID: "a", Text: "t", Vector: []float32{1, 2}, DependsOn: []string{"b"}, ValidFrom: time.Unix(5, 0)}}},
+		{typ: recFeedback, coll: "c", id: "a", positive: 1},
+		{typ: recDrop, coll: "c"},
+		{typ: recConsolidate, coll: "c", edits: []edit{{rule: RuleRipple, row: 1, other: 0, value: 0.15}, {rule: RuleLifecycle, row: 0, value: 1}}, seeds: []int{0}},
+		{typ: recPutDoc, coll: "c", mems: []Memory{{ID: "d#0@v2", Text: "t", Vector: []float32{1}}}, replaced: []string{"d#0@v1"}, later: []string{"d#1@v1"}, shift: -3},
+		{typ: recAccess, coll: "c", access: []accessCount{{row: 2, n: 5}}},
+	} {
+		f.Add(r.encode())
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeRecord(b)
+		if err != nil {
+			return
+		}
+		// What decodes encodes to a record that decodes to itself.
+		enc := r.encode()
+		r2, err := decodeRecord(enc)
+		if err != nil {
+			t.Fatalf("re-encoded record does not decode: %v", err)
+		}
+		if string(r2.encode()) != string(enc) {
+			t.Fatalf("round trip differs:\n%x\n%x", r2.encode(), enc)
+		}
+	})
 }

@@ -357,3 +357,126 @@ func TestConsolidateBudget(t *testing.T) {
 		t.Fatalf("second run %+v", r)
 	}
 }
+
+// A ripple's penalty reaches the fused stage's column, live and after a
+// reopen, and the score agrees with the reported confidence's C0.
+func TestRipplePenaltyInColumnStore(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	src := temporal.SourcePolicy
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "a", Text: "a", Vector: unit(4, 0), Source: src, Subject: "x", Relation: "y", Object: "1"},
+		{ID: "b", Text: "b", Vector: unit(4, 2), Source: src, DependsOn: []string{"a"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "a2", Text: "a2", Vector: unit(4, 0), Source: src, Subject: "x", Relation: "y", Object: "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Consolidate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	score := func(c *Collection) (float64, float32) {
+		res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 2), K: 1})
+		if err != nil || len(res.Hits) != 1 {
+			t.Fatal(err)
+		}
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return res.Hits[0].Score, c.batch.BaseConf[c.rows[c.byID["b"]].beliefs[0]]
+	}
+	live, c0 := score(c)
+	if math.Abs(float64(c0)-0.75) > 1e-6 {
+		t.Fatalf("b's BaseConf column %v, want 0.75", c0)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	if again, _ := score(c); math.Abs(again-live) > 1e-6 {
+		t.Fatalf("score %v live, %v after reopen", live, again)
+	}
+}
+
+// A lifecycle edit planned before a concurrent supersession does not
+// resurrect the superseded memory's status.
+func TestLifecycleEditAfterSupersession(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Text: "a", Vector: unit(4, 0), Subject: "s", Relation: "r", Object: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	o := ConsolidateOptions{}
+	o.relDefaults()
+	o.MaxEdits = 1000
+	edits, seeds, _, err := c.plan(ctx, days(time.Now(), 0), temporal.DefaultRipple(), &o)
+	if err != nil || len(edits) == 0 {
+		t.Fatalf("plan %v %v", edits, err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "a2", Text: "a2", Vector: unit(4, 0), Subject: "s", Relation: "r", Object: "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.commit(ctx, &record{typ: recConsolidate, coll: "c", inc: c.incarnation, edits: edits, seeds: seeds}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Get(ctx, "a"); m.Status != temporal.Deprecated {
+		t.Fatalf("a's status %v after a stale lifecycle edit", m.Status)
+	}
+}
+
+// A chain whose newest version expired is not an orphan.
+func TestNoOrphanAfterExpiry(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := t0
+	db := openTest(t, t.TempDir(), &Options{Clock: func() time.Time { return clock }})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "v1", Text: "v1", Vector: unit(4, 0), DocID: "d", Version: 1, ValidTo: t0.AddDate(0, 1, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "v2", Text: "v2", Vector: unit(4, 0), DocID: "d", Version: 2, ValidTo: t0.AddDate(0, 1, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	clock = t0.AddDate(0, 2, 0)
+	r, err := c.Consolidate(ctx, nil)
+	if err != nil || r.Expired != 1 || len(r.Orphans) != 0 {
+		t.Fatalf("%+v %v", r, err)
+	}
+}
+
+// Consolidation runs do not overlap: several at once leave every seed
+// rippled once.
+func TestConsolidateRunsSerialised(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{
+		{ID: "a", Text: "a", Vector: unit(4, 0), Subject: "x", Relation: "y", Object: "1"},
+		{ID: "b", Text: "b", Vector: unit(4, 2), DependsOn: []string{"a"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "a2", Text: "a2", Vector: unit(4, 0), Subject: "x", Relation: "y", Object: "2"}}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 4)
+	for range 4 {
+		go func() { _, err := c.Consolidate(ctx, nil); done <- err }()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m, _ := c.Get(ctx, "b"); math.Abs(m.Penalty-0.15) > 1e-12 || len(m.Review) != 1 {
+		t.Fatalf("b after 4 concurrent runs: penalty %v, review %v", m.Penalty, m.Review)
+	}
+}

@@ -191,3 +191,42 @@ func TestUpdateDocumentRandomEdits(t *testing.T) {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// Documents: a case-only edit is a new version, offsets of later chunks
+// move, a template fact key is refused.
+func TestDocumentEditsReview(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	text := "Refunds within 30 days.\n\nShipping is free above 50 euros.\n\nSupport answers within a day."
+	rep, err := c.PutDocument(ctx, "d", text, &DocumentOptions{ChunkBytes: 40})
+	if err != nil || rep.Chunks != 3 {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	edited := strings.Replace(text, "Refunds", "REFUNDS", 1)
+	if up, err := c.UpdateDocument(ctx, "d", edited, nil); err != nil || up.Reembedded != 1 {
+		t.Fatalf("case-only edit %+v %v", up, err)
+	}
+	longer := strings.Replace(edited, "30 days", "thirty calendar days", 1)
+	if up, err := c.UpdateDocument(ctx, "d", longer, nil); err != nil || up.Reembedded != 1 {
+		t.Fatalf("second edit %+v %v", up, err)
+	}
+	cur, _ := c.currentChunks("d")
+	var sb strings.Builder
+	for _, m := range cur {
+		if m.Start != sb.Len() || m.End != sb.Len()+len(m.Text) {
+			t.Fatalf("chunk %d offsets [%d, %d), want [%d, %d)", m.Chunk, m.Start, m.End, sb.Len(), sb.Len()+len(m.Text))
+		}
+		sb.WriteString(m.Text)
+	}
+	if sb.String() != longer {
+		t.Fatalf("document reads %q", sb.String())
+	}
+	if _, err := c.PutDocument(ctx, "e", "x y z", &DocumentOptions{Template: Memory{Subject: "s", Relation: "r"}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("template with a fact key: %v", err)
+	}
+	if _, err := c.AssembleContext(ctx, &SearchRequest{Text: "refunds"}, &ContextOptions{TokenBudget: 5}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a budget below the instructions: %v", err)
+	}
+}

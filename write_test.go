@@ -12,22 +12,6 @@ import (
 	"github.com/tidemark/tidemark/temporal"
 )
 
-func openTest(t testing.TB, dir string, opts *Options) *DB {
-	t.Helper()
-	db, err := Open(dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db
-}
-
-func unit(dim, hot int) []float32 {
-	v := make([]float32, dim)
-	v[hot%dim] = 1
-	v[(hot+1)%dim] = 0.1
-	return v
-}
-
 // Bad input gets a clear error and loses nothing.
 func TestPutRejectsBadInput(t *testing.T) {
 	ctx := context.Background()
@@ -240,184 +224,37 @@ func TestWritePathAndAsOf(t *testing.T) {
 	}
 }
 
-// A database closed and opened again — or dropped without a final
-// snapshot — answers exactly as before.
-func TestReopen(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	db := openTest(t, dir, &Options{CheckpointRecords: -1})
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, ExactThreshold: 10})
-	for i := range 40 {
-		v := unit(8, i)
-		v[(i+3)%8] = float32(i) / 40
-		m := Memory{ID: "m" + string(rune('A'+i)), Text: "text " + string(rune('A'+i)), Vector: v,
-			Subject: "s" + string(rune('a'+i%7)), Relation: "r", Object: string(rune('a' + i%3))}
-		if _, err := c.Put(ctx, []Memory{m}); err != nil {
-			t.Fatal(err)
-		}
-		if i == 20 {
-			if err := db.Checkpoint(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := c.Feedback(ctx, "mA", true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.CreateCollection(ctx, "gone", &CollectionOptions{Dim: 2}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.DropCollection(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
-	answers := func(db *DB) []string {
-		c, err := db.Collection("c")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for i := range 8 {
-			for _, p := range []Plan{PlanExact, PlanANN} {
-				r, err := c.Search(ctx, &SearchRequest{Vector: unit(8, i), Plan: p, K: 5})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, h := range r.Hits {
-					out = append(out, h.ID)
-				}
-			}
-		}
-		m, _ := c.Get(ctx, "mA")
-		return append(out, m.ID, string(rune('0'+m.Positive)))
-	}
-	want := answers(db)
-	checkConsistent(t, db)
-	db.wal.Close() // a crash: no final snapshot
-	db = openTest(t, dir, nil)
-	if db.Recovery().SnapshotSeq == 0 || db.Recovery().Replayed == 0 {
-		t.Fatalf("recovery: %+v (want a snapshot and records after it)", db.Recovery())
-	}
-	if got := answers(db); !slices.Equal(got, want) {
-		t.Fatalf("after a crash:\n got %v\nwant %v", got, want)
-	}
-	if names := db.Collections(); !slices.Equal(names, []string{"c"}) {
-		t.Fatalf("collections %v", names)
-	}
-	checkConsistent(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db = openTest(t, dir, nil)
-	if r := db.Recovery(); r.Replayed != 0 {
-		t.Fatalf("after Close the snapshot holds everything: %+v", r)
-	}
-	if got := answers(db); !slices.Equal(got, want) {
-		t.Fatalf("after Close:\n got %v\nwant %v", got, want)
-	}
-	// An index that disagrees with the ledger is rebuilt.
-	c, _ = db.Collection("c")
-	for j := range c.rows {
-		if c.rows[j].visible {
-			_ = c.surface.Delete(uint64(j))
-			break
-		}
-	}
-	if err := db.Checkpoint(ctx); err != nil {
-		t.Fatal(err)
-	}
-	db.wal.Close()
-	db = openTest(t, dir, nil)
-	defer db.Close()
-	if r := db.Recovery(); !slices.Equal(r.IndexRebuilt, []string{"c"}) {
-		t.Fatalf("recovery: %+v, want the index of c rebuilt", r)
-	}
-	if got := answers(db); !slices.Equal(got, want) {
-		t.Fatalf("after the rebuild:\n got %v\nwant %v", got, want)
-	}
-	checkConsistent(t, db)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Collection("c"); !errors.Is(err, ErrClosed) {
-		t.Fatalf("after Close: %v", err)
-	}
-	if _, err := c.Put(ctx, []Memory{{ID: "late", Vector: unit(8, 0)}}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Put after Close: %v", err)
-	}
-}
-
-// Source filters on both plans, and a fact's lineage by its key.
-func TestSourceFilterAndFactHistory(t *testing.T) {
+// A record for a collection dropped after the write was checked is
+// refused with ErrNotFound, whatever its kind (a Put used to get nothing
+// and no error), and changes nothing.
+func TestRecordForDroppedCollection(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
-	defer db.Close()
-	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
-	if _, err := c.Put(ctx, []Memory{
-		{ID: "wiki", Text: "w", Vector: unit(4, 0), Source: temporal.SourceWiki, Subject: "API ", Relation: "Limit", Object: "1"},
-		{ID: "chat", Text: "c", Vector: unit(4, 0), Source: temporal.SourceChat},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Put(ctx, []Memory{{ID: "wiki2", Text: "w2", Vector: unit(4, 0), Source: temporal.SourceWiki, Subject: "api", Relation: "limit", Object: "2"}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []Plan{PlanExact, PlanANN} {
-		res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 0), Sources: []temporal.Source{temporal.SourceChat}, Plan: p})
-		if err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "chat" {
-			t.Fatalf("plan %v: %+v %v", p, res, err)
-		}
-	}
-	h, err := c.FactHistory(ctx, "api", "limit")
-	if err != nil || len(h) != 2 || h[0].ID != "wiki" || h[1].ID != "wiki2" {
-		t.Fatalf("fact history %v %v", h, err)
-	}
-	if _, err := c.FactHistory(ctx, "nope", "limit"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("unknown fact: %v", err)
-	}
-}
-
-// SearchRequest.FirstStage hands only the most similar memories to the
-// fused stage, before the masks: a first stage of one that finds only a
-// superseded version answers nothing, two find its successor.
-func TestSearchFirstStage(t *testing.T) {
-	ctx := context.Background()
-	db := openTest(t, t.TempDir(), &Options{NoSync: true})
 	defer db.Close()
 	c, err := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	day := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	mems := []Memory{
-		{ID: "old", Text: "limit 10", Vector: []float32{1, 0.05, 0, 0}, Kind: temporal.Versioned, DocID: "d", Version: 1, ValidFrom: day},
-		{ID: "new", Text: "limit 20", Vector: []float32{1, 0.4, 0, 0}, Kind: temporal.Versioned, DocID: "d", Version: 2, ValidFrom: day.AddDate(0, 1, 0)},
-		{ID: "far", Text: "other", Vector: []float32{0.3, 0, 1, 0}},
-	}
-	if _, err := c.Put(ctx, mems); err != nil {
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Vector: unit(4, 0)}}); err != nil {
 		t.Fatal(err)
 	}
-	q := []float32{1, 0, 0, 0}
-	ids := func(plan Plan, fs int) []string {
-		res, err := c.Search(ctx, &SearchRequest{Vector: q, K: 5, Plan: plan, FirstStage: fs})
-		if err != nil {
-			t.Fatal(err)
+	inc := c.incarnation
+	if err := db.DropCollection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range []*record{
+		{typ: recPut, coll: "c", inc: inc, mems: []Memory{{ID: "b", Vector: unit(4, 1)}}},
+		{typ: recPutDoc, coll: "c", inc: inc, mems: []Memory{{ID: "d#0@v1", Vector: unit(4, 1), DocID: "d"}}},
+		{typ: recFeedback, coll: "c", inc: inc, id: "a", positive: 1},
+		{typ: recAccess, coll: "c", inc: inc, access: []accessCount{{row: 0, n: 1}}},
+		{typ: recConsolidate, coll: "c", inc: inc},
+		{typ: recDrop, coll: "c", inc: inc},
+	} {
+		if _, err := db.commit(ctx, rec); !errors.Is(err, ErrNotFound) {
+			t.Errorf("record type %d for a dropped collection: %v, want ErrNotFound", rec.typ, err)
 		}
-		return res.ids()
 	}
-	for _, tc := range []struct {
-		fs   int
-		want []string
-	}{{0, []string{"new", "far"}}, {1, nil}, {2, []string{"new"}}, {3, []string{"new", "far"}}, {10, []string{"new", "far"}}} {
-		if got := ids(PlanExact, tc.fs); !slices.Equal(got, tc.want) {
-			t.Errorf("exact, first stage %d: %v, want %v", tc.fs, got, tc.want)
-		}
-	}
-	// The ANN plan finds candidates on the visible surface only, so its
-	// first stage of one is the successor.
-	if got := ids(PlanANN, 1); !slices.Equal(got, []string{"new"}) {
-		t.Errorf("ann, first stage 1: %v", got)
-	}
-	if _, err := c.Search(ctx, &SearchRequest{Vector: q, FirstStage: -1}); !errors.Is(err, ErrInvalid) {
-		t.Errorf("first stage -1: %v, want ErrInvalid", err)
+	if stored, _ := c.Len(); stored != 1 {
+		t.Fatalf("the dropped collection's ledger changed: %d memories", stored)
 	}
 }

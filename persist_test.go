@@ -1,0 +1,147 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A database closed and opened again — or dropped without a final
+// snapshot — answers exactly as before.
+func TestReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, &Options{CheckpointRecords: -1})
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 8, ExactThreshold: 10})
+	for i := range 40 {
+		v := unit(8, i)
+		v[(i+3)%8] = float32(i) / 40
+		m := Memory{ID: "m" + string(rune('A'+i)), Text: "text " + string(rune('A'+i)), Vector: v,
+			Subject: "s" + string(rune('a'+i%7)), Relation: "r", Object: string(rune('a' + i%3))}
+		if _, err := c.Put(ctx, []Memory{m}); err != nil {
+			t.Fatal(err)
+		}
+		if i == 20 {
+			if err := db.Checkpoint(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := c.Feedback(ctx, "mA", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateCollection(ctx, "gone", &CollectionOptions{Dim: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DropCollection(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	answers := func(db *DB) []string {
+		c, err := db.Collection("c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i := range 8 {
+			for _, p := range []Plan{PlanExact, PlanANN} {
+				r, err := c.Search(ctx, &SearchRequest{Vector: unit(8, i), Plan: p, K: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, h := range r.Hits {
+					out = append(out, h.ID)
+				}
+			}
+		}
+		m, _ := c.Get(ctx, "mA")
+		return append(out, m.ID, string(rune('0'+m.Positive)))
+	}
+	want := answers(db)
+	checkConsistent(t, db)
+	db.wal.Close() // a crash: no final snapshot
+	db = openTest(t, dir, nil)
+	if db.Recovery().SnapshotSeq == 0 || db.Recovery().Replayed == 0 {
+		t.Fatalf("recovery: %+v (want a snapshot and records after it)", db.Recovery())
+	}
+	if got := answers(db); !slices.Equal(got, want) {
+		t.Fatalf("after a crash:\n got %v\nwant %v", got, want)
+	}
+	if names := db.Collections(); !slices.Equal(names, []string{"c"}) {
+		t.Fatalf("collections %v", names)
+	}
+	checkConsistent(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	if r := db.Recovery(); r.Replayed != 0 {
+		t.Fatalf("after Close the snapshot holds everything: %+v", r)
+	}
+	if got := answers(db); !slices.Equal(got, want) {
+		t.Fatalf("after Close:\n got %v\nwant %v", got, want)
+	}
+	// An index that disagrees with the ledger is rebuilt.
+	c, _ = db.Collection("c")
+	for j := range c.rows {
+		if c.rows[j].visible {
+			_ = c.surface.Delete(uint64(j))
+			break
+		}
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.wal.Close()
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	if r := db.Recovery(); !slices.Equal(r.IndexRebuilt, []string{"c"}) {
+		t.Fatalf("recovery: %+v, want the index of c rebuilt", r)
+	}
+	if got := answers(db); !slices.Equal(got, want) {
+		t.Fatalf("after the rebuild:\n got %v\nwant %v", got, want)
+	}
+	checkConsistent(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection("c"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "late", Vector: unit(8, 0)}}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Put after Close: %v", err)
+	}
+}
+
+// A topic conflict between memories with long ids survives a checkpoint.
+func TestAuditLongIDsSurviveSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	c, _ := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: 4, Keys: KeysExplicit})
+	a, b := strings.Repeat("a", 300), strings.Repeat("b", 300)
+	if _, err := c.Put(ctx, []Memory{
+		{ID: a, Text: "The API rate limit is 100 requests per minute.", Vector: []float32{1, 0.1, 0, 0}},
+		{ID: b, Text: "The API rate limit is 200 requests per minute.", Vector: []float32{1, 0.12, 0, 0}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Consolidate(ctx, nil); err != nil || r.Contradictions != 1 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	audit, _ := c.Audit(ctx, 0)
+	found := false
+	for _, e := range audit {
+		found = found || (e.Rule == RuleTopicConflict && (e.Prefer == a || e.Prefer == b))
+	}
+	if !found {
+		t.Fatalf("no topic conflict with a preference in the audit after reopen (%d entries)", len(audit))
+	}
+}
