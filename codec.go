@@ -586,7 +586,9 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	}
 	c.surface, c.archive = surface, archive
 	if !c.indexesAgree() {
-		c.rebuildIndexes()
+		if err := c.rebuildIndexes(); err != nil {
+			return nil, false, bad("indexes", err)
+		}
 		rebuilt = true
 	}
 	return c, rebuilt, nil

@@ -52,13 +52,16 @@ type Collection struct {
 		inflight map[*record][]Memory // guarded by derive.mu
 	}
 
-	// mu guards the ledger, the link graph's updates, dropped and linkErr.
+	// mu guards the ledger, the link graph's updates, dropped, linkErr and
+	// indexErr.
 	mu sync.RWMutex
 	ledger
 	dropped bool
 	// linkErr is the first link-graph update that failed: the graph no
-	// longer matched the ledger and was rebuilt from it (checkLinks).
-	linkErr error
+	// longer matched the ledger and was rebuilt from it. indexErr is the
+	// first HNSW update that failed: the indexes disagree with the ledger
+	// until the next Open rebuilds them. checkLinks reports both.
+	linkErr, indexErr error
 
 	accesses accessCounter // retrievals not yet logged (own lock)
 }

@@ -220,15 +220,16 @@ func (c *Collection) rebuildLinks() {
 	c.links = g
 }
 
-// checkLinks checks the ledger's invariants that the graph mirrors: the
-// graph equals the one derived from the rows, no update was refused, and
-// no superseded or merged memory is an orphan (All-Mem's no-orphan
-// invariant, Orphans). The tests call it after every kind of record.
+// checkLinks checks the ledger's invariants that the derived data
+// mirrors: no link-graph or index update was refused, the graph equals
+// the one derived from the rows, and no superseded or merged memory is an
+// orphan (All-Mem's no-orphan invariant, Orphans). The tests call it
+// after every kind of record.
 func (c *Collection) checkLinks() error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if c.linkErr != nil {
-		return c.linkErr
+	if err := cmp.Or(c.linkErr, c.indexErr); err != nil {
+		return err
 	}
 	want, err := c.buildLinks()
 	if err != nil {

@@ -50,21 +50,31 @@ func (c *Collection) indexesAgree() bool {
 }
 
 // rebuildIndexes builds both HNSW indexes from the ledger.
-func (c *Collection) rebuildIndexes() {
-	c.surface, _ = c.newIndex()
-	c.archive, _ = c.newIndex()
+func (c *Collection) rebuildIndexes() error {
+	surface, err := c.newIndex()
+	if err != nil {
+		return err
+	}
+	archive, err := c.newIndex()
+	if err != nil {
+		return err
+	}
 	var on, off []int
 	vecs := make(map[int][]float32, len(c.rows))
-	d := c.opts.Dim
 	for j := range c.rows {
-		b := c.rows[j].beliefs[0]
-		vecs[j] = c.batch.Vectors[b*d : (b+1)*d]
+		vecs[j] = c.unitVector(j)
 		if c.rows[j].visible {
 			on = append(on, j)
 		} else {
 			off = append(off, j)
 		}
 	}
-	insertAll(c.surface, on, vecs)
-	insertAll(c.archive, off, vecs)
+	if err := insertAll(surface, on, vecs); err != nil {
+		return err
+	}
+	if err := insertAll(archive, off, vecs); err != nil {
+		return err
+	}
+	c.surface, c.archive = surface, archive
+	return nil
 }

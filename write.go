@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -38,15 +39,31 @@ func (c *Collection) applyPut(ms []Memory, tx float64) ([]PutResult, error) {
 }
 
 // moveIndexed mirrors a record's surface moves into the HNSW indexes,
-// outside the ledger lock so searches go on. Errors here would mean a
-// broken invariant (a key inserted twice, a dimension mismatch); the
-// ledger is the truth and a later open rebuilds (indexesAgree).
+// outside the ledger lock so searches go on. An error here would mean a
+// broken invariant (a key inserted twice, a dimension mismatch): the
+// ledger is the truth, the first such error is kept (indexErr, which
+// checkLinks reports), and the next Open rebuilds the indexes
+// (indexesAgree).
 func (c *Collection) moveIndexed(leave, toSurface, toArchive []int, vecs map[int][]float32) {
+	var errs []error
 	for _, r := range leave {
-		_ = c.surface.Delete(uint64(r))
+		if err := c.surface.Delete(uint64(r)); err != nil {
+			errs = append(errs, fmt.Errorf("surface: delete row %d: %w", r, err))
+		}
 	}
-	insertAll(c.surface, toSurface, vecs)
-	insertAll(c.archive, toArchive, vecs)
+	if err := insertAll(c.surface, toSurface, vecs); err != nil {
+		errs = append(errs, fmt.Errorf("surface: %w", err))
+	}
+	if err := insertAll(c.archive, toArchive, vecs); err != nil {
+		errs = append(errs, fmt.Errorf("archive: %w", err))
+	}
+	if len(errs) > 0 {
+		c.mu.Lock()
+		if c.indexErr == nil {
+			c.indexErr = errors.Join(errs...)
+		}
+		c.mu.Unlock()
+	}
 }
 
 // put is the ledger's apply of a logged Put: the write path of each
@@ -106,16 +123,21 @@ func (l *ledger) unitVector(j int) []float32 {
 	return l.batch.Vectors[b*d : (b+1)*d]
 }
 
-// insertAll inserts rows into h, in parallel for large batches.
-func insertAll(h *index.HNSW, rows []int, vecs map[int][]float32) {
+// insertAll inserts rows into h, in parallel for large batches, and
+// returns the first error.
+func insertAll(h *index.HNSW, rows []int, vecs map[int][]float32) error {
 	workers := min(runtime.GOMAXPROCS(0), len(rows)/8)
 	if workers <= 1 {
 		for _, r := range rows {
-			_ = h.Insert(uint64(r), vecs[r])
+			if err := h.Insert(uint64(r), vecs[r]); err != nil {
+				return fmt.Errorf("insert row %d: %w", r, err)
+			}
 		}
-		return
+		return nil
 	}
 	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
 	next := make(chan int, len(rows))
 	for _, r := range rows {
 		next <- r
@@ -126,11 +148,14 @@ func insertAll(h *index.HNSW, rows []int, vecs map[int][]float32) {
 		go func() {
 			defer wg.Done()
 			for r := range next {
-				_ = h.Insert(uint64(r), vecs[r])
+				if err := h.Insert(uint64(r), vecs[r]); err != nil {
+					once.Do(func() { first = fmt.Errorf("insert row %d: %w", r, err) })
+				}
 			}
 		}()
 	}
 	wg.Wait()
+	return first
 }
 
 // putOne is the write path of one memory.
