@@ -143,7 +143,7 @@ func fromDays(d float64) time.Time {
 func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error) {
 	c := &Collection{db: db, name: name, opts: o, epochDays: days(o.Epoch, 0)}
 	var err error
-	if c.emb, err = db.newEmbedder(&o); err != nil {
+	if c.emb, err = db.newEmbedder(name, &c.opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if c.surface, err = c.newIndex(); err != nil {
@@ -163,7 +163,7 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 }
 
 func (c *Collection) newIndex() (*index.HNSW, error) {
-	return index.New(index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
+	return index.New(&index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
 }
 
 func (c *Collection) resetMaps() {

@@ -94,7 +94,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.EnsureDefaults()
+	o := opts.WithDefaults()
+	o.Embedders = maps.Clone(o.Embedders) // the caller may change its map
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -106,6 +107,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.seqCond = sync.NewCond(&db.seqMu)
 	db.info.Log = wal.Recovery()
 	if err := db.recover(); err != nil {
+		wal.Close()
+		return nil, err
+	}
+	if err := db.checkEmbedders(); err != nil {
 		wal.Close()
 		return nil, err
 	}
@@ -353,7 +358,7 @@ func (db *DB) apply(rec *record, seq uint64) (any, error) {
 		if _, ok := db.colls[rec.coll]; ok {
 			return nil, fmt.Errorf("%w: collection %q", ErrExists, rec.coll)
 		}
-		c, err := newCollection(db, rec.coll, rec.opts.withDefaults(rec.tx))
+		c, err := newCollection(db, rec.coll, rec.opts.createdAt(rec.tx))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
@@ -432,10 +437,14 @@ func (db *DB) CreateCollection(ctx context.Context, name string, opts *Collectio
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	o, err := db.creatable(name, opts)
+	if err != nil {
+		return nil, err
+	}
 	if db.lookup(name) != nil {
 		return nil, fmt.Errorf("%w: collection %q", ErrExists, name)
 	}
-	res, err := db.commit(ctx, &record{typ: recCreate, coll: name, opts: *opts})
+	res, err := db.commit(ctx, &record{typ: recCreate, coll: name, opts: o})
 	if err != nil {
 		return nil, err
 	}

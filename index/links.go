@@ -166,13 +166,21 @@ type LinkOptions struct {
 	CapContradicts int
 }
 
+// Defaults of LinkOptions; CapVersion, CapDepends and CapContradicts
+// default to LinkUnbounded.
+const (
+	DefaultCapSibling  = 4
+	DefaultCapTemporal = 1
+	DefaultCapSemantic = 8
+)
+
 // linkDefaultOptions are the defaults; LinkUnbounded where the default is
 // "no cap".
 var linkDefaultOptions = LinkOptions{
-	CapSibling:     4,
+	CapSibling:     DefaultCapSibling,
 	CapVersion:     LinkUnbounded,
-	CapTemporal:    1,
-	CapSemantic:    8,
+	CapTemporal:    DefaultCapTemporal,
+	CapSemantic:    DefaultCapSemantic,
 	CapDepends:     LinkUnbounded,
 	CapContradicts: LinkUnbounded,
 }
@@ -196,9 +204,9 @@ func (o *LinkOptions) fields() [6]struct {
 	}
 }
 
-// EnsureDefaults returns a copy of o with every zero field set to its
+// WithDefaults returns a copy of o with every zero field set to its
 // default; a nil o gives all defaults. It does not validate.
-func (o *LinkOptions) EnsureDefaults() LinkOptions {
+func (o *LinkOptions) WithDefaults() LinkOptions {
 	out := linkDefaultOptions
 	if o == nil {
 		return out
@@ -311,7 +319,7 @@ func NewLinkGraph(opts *LinkOptions) (*LinkGraph, error) {
 		return nil, err
 	}
 	g := &LinkGraph{}
-	g.setOptions(opts.EnsureDefaults())
+	g.setOptions(opts.WithDefaults())
 	g.nodes = make(map[uint64]*linkNode)
 	return g, nil
 }

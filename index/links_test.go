@@ -84,7 +84,7 @@ func TestLinkOptions(t *testing.T) {
 	want := LinkOptions{CapSibling: 4, CapVersion: LinkUnbounded, CapTemporal: 1, CapSemantic: 8,
 		CapDepends: LinkUnbounded, CapContradicts: LinkUnbounded}
 	var nilOpts *LinkOptions
-	if got := nilOpts.EnsureDefaults(); got != want {
+	if got := nilOpts.WithDefaults(); got != want {
 		t.Errorf("nil defaults = %+v, want %+v", got, want)
 	}
 	if got := linkMustGraph(t, nil).Options(); got != want {
@@ -94,9 +94,9 @@ func TestLinkOptions(t *testing.T) {
 	if got := zero.Options(); got != want {
 		t.Errorf("zero LinkGraph Options() = %+v", got)
 	}
-	got := (&LinkOptions{CapSemantic: 3, CapTemporal: LinkUnbounded, CapVersion: 2}).EnsureDefaults()
+	got := (&LinkOptions{CapSemantic: 3, CapTemporal: LinkUnbounded, CapVersion: 2}).WithDefaults()
 	if got.CapSemantic != 3 || got.CapTemporal != LinkUnbounded || got.CapVersion != 2 || got.CapSibling != 4 {
-		t.Errorf("EnsureDefaults = %+v", got)
+		t.Errorf("WithDefaults = %+v", got)
 	}
 	for _, c := range []struct {
 		opts  LinkOptions

@@ -10,7 +10,7 @@ import (
 // the link graph, reachable from its successor through a version link, and
 // the no-orphan invariant holds.
 func TestVisibleSurface(t *testing.T) {
-	h, err := New(Options{Dim: 3})
+	h, err := New(&Options{Dim: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
