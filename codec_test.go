@@ -63,7 +63,7 @@ func snapshotSeed(t testing.TB) []byte {
 // graph, and that write the same bytes again.
 func TestSnapshotBodyRoundTrip(t *testing.T) {
 	b := snapshotSeed(t)
-	db := &DB{opts: (&Options{}).EnsureDefaults(), colls: map[string]*Collection{}}
+	db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
 	if err := db.readState(bytes.NewReader(b)); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func FuzzSnapshotBody(f *testing.F) {
 	f.Add(snapshotSeed(f))
 	f.Add([]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		db := &DB{opts: (&Options{}).EnsureDefaults(), colls: map[string]*Collection{}}
+		db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
 		if err := db.readState(bytes.NewReader(b)); err != nil {
 			return
 		}

@@ -139,7 +139,7 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 	if err = c.ledger.init(&c.opts); err != nil {
 		return nil, err
 	}
-	if c.emb, err = db.newEmbedder(&o); err != nil {
+	if c.emb, err = db.newEmbedder(name, &c.opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
 	}
 	if c.surface, err = c.newIndex(); err != nil {
@@ -155,7 +155,7 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 }
 
 func (c *Collection) newIndex() (*index.HNSW, error) {
-	return index.New(index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
+	return index.New(&index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef})
 }
 
 // Name returns the collection's name.

@@ -128,72 +128,147 @@ type ConsolidationReport struct {
 	Duration  time.Duration
 }
 
-// DefaultConflictPenalty is the base confidence the loser of a topic
-// conflict loses: half of it, so that with equal evidence the memory the
-// vote prefers outranks it.
-const DefaultConflictPenalty = 0.5
+// Defaults of ConsolidateOptions.
+const (
+	DefaultMaxEdits    = 100000
+	DefaultNeighbors   = 8
+	DefaultMergeSim    = 0.97
+	DefaultMergeWords  = 0.9
+	DefaultDependSim   = 0.85
+	DefaultConflictSim = 0.8
+	// DefaultConflictPenalty is the base confidence the loser of a topic
+	// conflict loses: half of it, so that with equal evidence the memory
+	// the vote prefers outranks it.
+	DefaultConflictPenalty = 0.5
+	DefaultMaxNew          = 50000
+	DefaultBudget          = 30 * time.Second
+)
+
+// MaxNeighbors is the largest ConsolidateOptions.Neighbors.
+const MaxNeighbors = 1024
 
 // ConsolidateOptions bound one run. A nil pointer means the defaults.
 type ConsolidateOptions struct {
 	// Now is the time the run judges confidence and expiry at (default the
-	// DB's clock).
+	// DB's clock, which Consolidate reads).
 	Now time.Time
-	// MaxEdits bounds the edits of one run (default 100000); the rest
-	// waits for the next run.
+	// MaxEdits bounds the edits of one run (default DefaultMaxEdits,
+	// 100000); the rest waits for the next run.
 	MaxEdits int
 	// Ripple bounds ripple propagation (default temporal.DefaultRipple():
 	// γ = 0.15, D_max = 2, fan-out 32; a given FanOut of 0 is replaced by
 	// that default).
 	Ripple *temporal.RippleParams
 	// Relationship building looks at the Neighbors most similar current
-	// memories of each memory promoted in the run (default 8), found for
-	// all of them at once by the fused stage: a cosine of at least
-	// MergeSim with at least MergeWords of the words shared (Jaccard) is a
-	// near-exact duplicate (defaults 0.97, 0.9); at least DependSim a
-	// semantic dependency (default 0.85); at least ConflictSim with at
-	// least ConflictSim with texts that extract.Compare finds to be one
+	// memories of each memory promoted in the run (default 8, at most
+	// MaxNeighbors), found for all of them at once by the fused stage: a
+	// cosine of at least MergeSim with at least MergeWords of the words
+	// shared (Jaccard) is a near-exact duplicate (defaults 0.97, 0.9); at
+	// least DependSim a semantic dependency (default 0.85); at least
+	// ConflictSim with texts that extract.Compare finds to be one
 	// statement with one span changed a topic conflict (default 0.8),
 	// whose loser loses ConflictPenalty of its base confidence (default
-	// DefaultConflictPenalty; negative: none).
+	// DefaultConflictPenalty; negative: none; above 1: all). The
+	// thresholds are in (0, 1]; each default is the Default… constant of
+	// the field's name.
 	Neighbors              int
 	MergeSim, MergeWords   float64
 	DependSim, ConflictSim float64
 	ConflictPenalty        float64
 	// MaxNew bounds how many new memories one run promotes and relates
-	// (default 50000); the rest wait for the next run.
+	// (default DefaultMaxNew, 50000); the rest wait for the next run.
 	MaxNew int
 	// Budget bounds the time a run spends relating new memories (default
-	// 30 s): when it is spent, the memories related so far are promoted
-	// and the rest wait for the next run (the report says Truncated).
+	// DefaultBudget, 30 s): when it is spent, the memories related so far
+	// are promoted and the rest wait for the next run (the report says
+	// Truncated).
 	Budget time.Duration
 }
 
-func (o *ConsolidateOptions) relDefaults() {
-	if o.Neighbors == 0 {
-		o.Neighbors = 8
+// Validate reports the first invalid field, by name, in an error wrapping
+// ErrInvalid; a nil o is valid. It does not change o.
+func (o *ConsolidateOptions) Validate() error {
+	if o == nil {
+		return nil
 	}
-	if o.MergeSim == 0 {
-		o.MergeSim = 0.97
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: ConsolidateOptions."+format, append([]any{ErrInvalid}, args...)...)
 	}
-	if o.MergeWords == 0 {
-		o.MergeWords = 0.9
+	if err := validTime(o.Now, "ConsolidateOptions.Now"); err != nil {
+		return err
 	}
-	if o.DependSim == 0 {
-		o.DependSim = 0.85
+	switch {
+	case o.MaxEdits < 0:
+		return bad("MaxEdits = %d, want ≥ 0", o.MaxEdits)
+	case o.MaxNew < 0:
+		return bad("MaxNew = %d, want ≥ 0", o.MaxNew)
+	case o.Budget < 0:
+		return bad("Budget = %v, want ≥ 0", o.Budget)
+	case o.Neighbors < 0 || o.Neighbors > MaxNeighbors:
+		return bad("Neighbors = %d, want 0 (the default) … %d", o.Neighbors, MaxNeighbors)
+	case math.IsNaN(o.ConflictPenalty):
+		return bad("ConflictPenalty is NaN")
 	}
-	if o.ConflictSim == 0 {
-		o.ConflictSim = 0.8
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"MergeSim", o.MergeSim}, {"MergeWords", o.MergeWords}, {"DependSim", o.DependSim}, {"ConflictSim", o.ConflictSim}} {
+		if f.v != 0 && !(f.v > 0 && f.v <= 1) {
+			return bad("%s = %v, want a threshold in (0, 1] (or 0 for the default)", f.name, f.v)
+		}
 	}
-	if o.ConflictPenalty == 0 {
-		o.ConflictPenalty = DefaultConflictPenalty
+	if rp := o.Ripple; rp != nil && (!(rp.Gamma >= 0 && rp.Gamma <= 1) || rp.MaxDepth < 0 || rp.MaxDepth > 16 || rp.FanOut < 0) {
+		return bad("Ripple = %+v, want Gamma in [0, 1], MaxDepth 0…16, FanOut ≥ 0", *rp)
 	}
-	o.ConflictPenalty = min(max(o.ConflictPenalty, 0), 1)
-	if o.MaxNew == 0 {
-		o.MaxNew = 50000
+	return nil
+}
+
+// WithDefaults returns a copy of o with every zero field set to its
+// default (Ripple a fresh copy) and ConflictPenalty clamped to [0, 1]; a
+// nil o gives every default. Now stays zero: its default is the DB's
+// clock, which Consolidate reads. It does not validate.
+func (o *ConsolidateOptions) WithDefaults() ConsolidateOptions {
+	var r ConsolidateOptions
+	if o != nil {
+		r = *o
 	}
-	if o.Budget == 0 {
-		o.Budget = 30 * time.Second
+	if r.MaxEdits == 0 {
+		r.MaxEdits = DefaultMaxEdits
 	}
+	rp := temporal.DefaultRipple()
+	if r.Ripple != nil {
+		rp = *r.Ripple
+	}
+	if rp.FanOut == 0 {
+		rp.FanOut = temporal.DefaultRipple().FanOut
+	}
+	r.Ripple = &rp
+	if r.Neighbors == 0 {
+		r.Neighbors = DefaultNeighbors
+	}
+	if r.MergeSim == 0 {
+		r.MergeSim = DefaultMergeSim
+	}
+	if r.MergeWords == 0 {
+		r.MergeWords = DefaultMergeWords
+	}
+	if r.DependSim == 0 {
+		r.DependSim = DefaultDependSim
+	}
+	if r.ConflictSim == 0 {
+		r.ConflictSim = DefaultConflictSim
+	}
+	if r.ConflictPenalty == 0 {
+		r.ConflictPenalty = DefaultConflictPenalty
+	}
+	r.ConflictPenalty = min(max(r.ConflictPenalty, 0), 1)
+	if r.MaxNew == 0 {
+		r.MaxNew = DefaultMaxNew
+	}
+	if r.Budget == 0 {
+		r.Budget = DefaultBudget
+	}
+	return r
 }
 
 // Consolidate runs one consolidation cycle over every collection.
@@ -234,41 +309,17 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	// first is applied would repeat its edits.
 	c.consMu.Lock()
 	defer c.consMu.Unlock()
-	o := ConsolidateOptions{}
-	if opts != nil {
-		o = *opts
-	}
-	if o.Now.IsZero() {
-		o.Now = c.db.opts.Clock()
-	}
-	if err := validTime(o.Now, "now"); err != nil {
+	if err := opts.Validate(); err != nil {
 		return rep, err
 	}
-	if o.MaxEdits < 0 || o.MaxNew < 0 || o.Budget < 0 {
-		return rep, fmt.Errorf("%w: negative MaxEdits, MaxNew or Budget", ErrInvalid)
-	}
-	if o.MaxEdits == 0 {
-		o.MaxEdits = 100000
-	}
-	o.relDefaults()
-	if o.Neighbors < 0 || o.Neighbors > 1024 {
-		return rep, fmt.Errorf("%w: %d neighbours", ErrInvalid, o.Neighbors)
-	}
-	for _, x := range []float64{o.MergeSim, o.MergeWords, o.DependSim, o.ConflictSim} {
-		if !(x > 0 && x <= 1) {
-			return rep, fmt.Errorf("%w: a similarity threshold %v outside (0, 1]", ErrInvalid, x)
+	o := opts.WithDefaults()
+	if o.Now.IsZero() {
+		o.Now = c.db.opts.Clock()
+		if err := validTime(o.Now, "the clock's now"); err != nil {
+			return rep, err
 		}
 	}
-	rp := temporal.DefaultRipple()
-	if o.Ripple != nil {
-		rp = *o.Ripple
-	}
-	if rp.FanOut == 0 {
-		rp.FanOut = temporal.DefaultRipple().FanOut
-	}
-	if !(rp.Gamma >= 0 && rp.Gamma <= 1) || rp.MaxDepth < 0 || rp.MaxDepth > 16 || rp.FanOut < 0 {
-		return rep, fmt.Errorf("%w: ripple parameters %+v", ErrInvalid, rp)
-	}
+	rp := *o.Ripple
 	// Retrievals counted since the last run enter the confidence first.
 	if err := c.FlushAccess(ctx); err != nil {
 		return rep, err

@@ -412,8 +412,7 @@ func TestLifecycleEditAfterSupersession(t *testing.T) {
 	if _, err := c.Put(ctx, []Memory{{ID: "a", Text: "a", Vector: unit(4, 0), Subject: "s", Relation: "r", Object: "1"}}); err != nil {
 		t.Fatal(err)
 	}
-	o := ConsolidateOptions{}
-	o.relDefaults()
+	o := (*ConsolidateOptions)(nil).WithDefaults()
 	o.MaxEdits = 1000
 	edits, seeds, _, err := c.plan(ctx, days(time.Now(), 0), temporal.DefaultRipple(), &o)
 	if err != nil || len(edits) == 0 {

@@ -13,11 +13,44 @@ import (
 // ContextOptions configure AssembleContext. A nil pointer means the
 // defaults.
 type ContextOptions struct {
-	// TokenBudget bounds the block (default 2000 tokens). Tokens are
-	// estimated as one per four bytes of UTF-8, rounded up — the usual
-	// rule of thumb for English with BPE tokenizers; leave headroom for
-	// others.
+	// TokenBudget bounds the block (default DefaultTokenBudget, 2000
+	// tokens; at least what the instructions alone take, at most
+	// MaxTokenBudget). Tokens are estimated as one per four bytes of
+	// UTF-8, rounded up — the usual rule of thumb for English with BPE
+	// tokenizers; leave headroom for others.
 	TokenBudget int
+}
+
+// ContextOptions' default and limit.
+const (
+	DefaultTokenBudget = 2000
+	MaxTokenBudget     = 1 << 24
+)
+
+// Validate reports the first invalid field, by name, in an error wrapping
+// ErrInvalid; a nil o is valid. It does not change o.
+func (o *ContextOptions) Validate() error {
+	if o == nil || o.TokenBudget == 0 {
+		return nil
+	}
+	if least := estimateTokens(contextHeader); o.TokenBudget < least || o.TokenBudget > MaxTokenBudget {
+		return fmt.Errorf("%w: ContextOptions.TokenBudget = %d, want %d (the instructions alone) … %d (or 0 for the default %d)",
+			ErrInvalid, o.TokenBudget, least, MaxTokenBudget, DefaultTokenBudget)
+	}
+	return nil
+}
+
+// WithDefaults returns a copy of o with every zero field set to its
+// default; a nil o gives every default. It does not validate.
+func (o *ContextOptions) WithDefaults() ContextOptions {
+	var r ContextOptions
+	if o != nil {
+		r = *o
+	}
+	if r.TokenBudget == 0 {
+		r.TokenBudget = DefaultTokenBudget
+	}
+	return r
 }
 
 // ContextDoc is one memory in an assembled context block.
@@ -86,13 +119,10 @@ INSTRUCTIONS:
 // (version-chain dedup): a hit linked by version links to a better-ranked
 // hit is left out.
 func (c *Collection) AssembleContext(ctx context.Context, req *SearchRequest, opts *ContextOptions) (*ContextBlock, error) {
-	budget := 2000
-	if opts != nil && opts.TokenBudget != 0 {
-		budget = opts.TokenBudget
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
-	if least := estimateTokens(contextHeader); budget < least || budget > 1<<24 {
-		return nil, fmt.Errorf("%w: token budget %d, want %d (the instructions alone) … %d", ErrInvalid, budget, least, 1<<24)
-	}
+	budget := opts.WithDefaults().TokenBudget
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil SearchRequest", ErrInvalid)
 	}

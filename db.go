@@ -102,7 +102,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.EnsureDefaults()
+	o := opts.WithDefaults()
+	o.Embedders = maps.Clone(o.Embedders) // the caller may change its map
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -115,6 +116,10 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.seq.cond = sync.NewCond(&db.seq.mu)
 	db.info.Log = wal.Recovery()
 	if err := db.recover(); err != nil {
+		wal.Close()
+		return nil, err
+	}
+	if err := db.checkEmbedders(); err != nil {
 		wal.Close()
 		return nil, err
 	}
@@ -370,7 +375,7 @@ func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
 		if _, ok := db.colls[rec.coll]; ok {
 			return res, fmt.Errorf("%w: collection %q", ErrExists, rec.coll)
 		}
-		c, err := newCollection(db, rec.coll, rec.opts.withDefaults(rec.tx))
+		c, err := newCollection(db, rec.coll, rec.opts.createdAt(rec.tx))
 		if err != nil {
 			return res, fmt.Errorf("%w: %w", ErrOptions, err)
 		}
@@ -435,10 +440,14 @@ func (db *DB) CreateCollection(ctx context.Context, name string, opts *Collectio
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	o, err := db.creatable(name, opts)
+	if err != nil {
+		return nil, err
+	}
 	if db.lookup(name) != nil {
 		return nil, fmt.Errorf("%w: collection %q", ErrExists, name)
 	}
-	res, err := db.commit(ctx, &record{typ: recCreate, coll: name, opts: *opts})
+	res, err := db.commit(ctx, &record{typ: recCreate, coll: name, opts: o})
 	if err != nil {
 		return nil, err
 	}

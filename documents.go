@@ -18,12 +18,13 @@ import (
 // DocumentOptions configure PutDocument and UpdateDocument. A nil pointer
 // means the defaults.
 type DocumentOptions struct {
-	// ChunkBytes is the target chunk size (default 800 bytes): chunks end
-	// at a paragraph, sentence or word boundary at or before it when there
-	// is one.
+	// ChunkBytes is the target chunk size (default DefaultChunkBytes, 800
+	// bytes; MinChunkBytes…Options.MaxTextBytes): chunks end at a
+	// paragraph, sentence or word boundary at or before it when there is
+	// one.
 	ChunkBytes int
-	// Embed embeds chunk texts (default the collection's embedder; one of
-	// the two is required).
+	// Embed embeds chunk texts (default the collection's embedder, filled
+	// by PutDocument and UpdateDocument; one of the two is required).
 	Embed func(ctx context.Context, texts []string) ([][]float32, error)
 	// Template carries the chunks' metadata: Kind, Source, Profile,
 	// ValidFrom, ValidTo, DependsOn (ID, Text, Vector, DocID, Version,
@@ -49,20 +50,51 @@ type DocumentReport struct {
 // maxDocBytes bounds one document.
 const maxDocBytes = 64 << 20
 
-func (o *DocumentOptions) orDefaults(c *Collection) (DocumentOptions, error) {
+// DocumentOptions' default and limit.
+const (
+	DefaultChunkBytes = 800
+	MinChunkBytes     = 16
+)
+
+// Validate reports the first invalid field, by name, in an error wrapping
+// ErrInvalid; a nil o is valid. It does not change o. ChunkBytes is also
+// bounded by the DB's Options.MaxTextBytes, which PutDocument and
+// UpdateDocument check.
+func (o *DocumentOptions) Validate() error {
+	if o != nil && o.ChunkBytes != 0 && o.ChunkBytes < MinChunkBytes {
+		return fmt.Errorf("%w: DocumentOptions.ChunkBytes = %d, want at least %d (or 0 for the default %d)", ErrInvalid, o.ChunkBytes, MinChunkBytes, DefaultChunkBytes)
+	}
+	return nil
+}
+
+// WithDefaults returns a copy of o with every zero field set to its
+// default; a nil o gives every default. Embed stays nil: its default is
+// the collection's embedder, which PutDocument and UpdateDocument fill.
+// It does not validate.
+func (o *DocumentOptions) WithDefaults() DocumentOptions {
 	var r DocumentOptions
 	if o != nil {
 		r = *o
 	}
 	if r.ChunkBytes == 0 {
-		r.ChunkBytes = 800
+		r.ChunkBytes = DefaultChunkBytes
 	}
-	if r.ChunkBytes < 16 || r.ChunkBytes > c.db.opts.MaxTextBytes {
-		return r, fmt.Errorf("%w: chunk size %d, want 16…%d", ErrInvalid, r.ChunkBytes, c.db.opts.MaxTextBytes)
+	return r
+}
+
+// resolve returns the options a document write to c uses: validated,
+// defaults filled, Embed the collection's embedder when not given.
+func (o *DocumentOptions) resolve(c *Collection) (DocumentOptions, error) {
+	if err := o.Validate(); err != nil {
+		return DocumentOptions{}, err
+	}
+	r := o.WithDefaults()
+	if r.ChunkBytes > c.db.opts.MaxTextBytes {
+		return r, fmt.Errorf("%w: DocumentOptions.ChunkBytes = %d, want at most Options.MaxTextBytes = %d", ErrInvalid, r.ChunkBytes, c.db.opts.MaxTextBytes)
 	}
 	if r.Embed == nil {
 		if c.emb == nil {
-			return r, fmt.Errorf("%w: documents need an embedder (DocumentOptions.Embed or CollectionOptions.Embedder)", ErrInvalid)
+			return r, fmt.Errorf("%w: documents need an embedder (DocumentOptions.Embed, or CollectionOptions.Embedder or TextEmbedder)", ErrInvalid)
 		}
 		r.Embed = c.embedTexts
 	}
@@ -77,7 +109,7 @@ func chunkID(doc string, chunk, version int) string {
 // A document that exists is ErrExists: edit it with UpdateDocument.
 func (c *Collection) PutDocument(ctx context.Context, docID, text string, opts *DocumentOptions) (DocumentReport, error) {
 	rep := DocumentReport{DocID: docID, Version: 1}
-	o, err := opts.orDefaults(c)
+	o, err := opts.resolve(c)
 	if err != nil {
 		return rep, err
 	}
@@ -172,7 +204,7 @@ func (c *Collection) currentChunks(docID string) ([]Memory, error) {
 // one chunk.
 func (c *Collection) UpdateDocument(ctx context.Context, docID, newText string, opts *DocumentOptions) (DocumentReport, error) {
 	rep := DocumentReport{DocID: docID}
-	o, err := opts.orDefaults(c)
+	o, err := opts.resolve(c)
 	if err != nil {
 		return rep, err
 	}

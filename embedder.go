@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/tidemark/tidemark/embed"
 )
@@ -20,12 +22,21 @@ import (
 // so a replayed or repeated write does not pay twice. An embedder that
 // fails refuses the write, with an error wrapping ErrEmbedder that names
 // the endpoint (never the API key); nothing of the batch is stored.
+//
+// A Go program can give any embed.Embedder instead
+// (CollectionOptions.TextEmbedder). Only its name, EmbedderCustom, is
+// stored: after Close, Open gives the value back to the collection from
+// Options.Embedders, and without it the collection embeds nothing (see
+// missingEmbedder).
 
 // embedCacheFile is the remote embeddings' cache in the data directory.
 const embedCacheFile = "embeddings.cache"
 
-// newEmbedder builds the embedder a collection's options name, or nil.
-func (db *DB) newEmbedder(o *CollectionOptions) (embed.Embedder, error) {
+// newEmbedder builds the embedder of collection name's options, or nil.
+// For EmbedderCustom it is o.TextEmbedder when set (at creation), else
+// Options.Embedders[name] (at Open), recorded in o.TextEmbedder, else a
+// missingEmbedder.
+func (db *DB) newEmbedder(name string, o *CollectionOptions) (embed.Embedder, error) {
 	switch o.Embedder {
 	case "":
 		return nil, nil
@@ -34,6 +45,16 @@ func (db *DB) newEmbedder(o *CollectionOptions) (embed.Embedder, error) {
 		return embed.NewHashing(&opts)
 	case "hashing-words":
 		return embed.NewHashing(&embed.HashingOptions{Dim: o.Dim})
+	case EmbedderCustom:
+		if o.TextEmbedder == nil {
+			o.TextEmbedder = db.opts.Embedders[name]
+		}
+		if o.TextEmbedder == nil {
+			return missingEmbedder{coll: name}, nil
+		}
+		// Never an error here: replay would lose the collection.
+		// checkEmbedders and creatable check the entry's dimension first.
+		return o.TextEmbedder, nil
 	}
 	ro := &embed.RemoteOptions{API: embed.RemoteAPI(o.Embedder), BaseURL: o.Remote.BaseURL, Model: o.Remote.Model,
 		Dimensions: o.Dim, APIKeyEnv: o.Remote.APIKeyEnv, HTTPClient: db.opts.EmbedHTTPClient}
@@ -41,6 +62,64 @@ func (db *DB) newEmbedder(o *CollectionOptions) (embed.Embedder, error) {
 		ro.Cache = &dbCache{db: db}
 	}
 	return embed.NewRemote(ro)
+}
+
+// missingEmbedder stands for the Go value of a collection created with
+// CollectionOptions.TextEmbedder and reopened without it in
+// Options.Embedders: every text it is asked to embed fails, saying how to
+// give the embedder back (embedTexts wraps the error in ErrEmbedder).
+type missingEmbedder struct{ coll string }
+
+func (missingEmbedder) Dim() int { return 0 }
+
+func (e missingEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, fmt.Errorf("collection %q was created with a Go embedder (CollectionOptions.TextEmbedder), which is not stored: pass it to Open in Options.Embedders[%q]", e.coll, e.coll)
+}
+
+// creatable returns the options CreateCollection logs for collection name:
+// Embedder EmbedderCustom when a TextEmbedder is given. A custom embedder
+// must be at hand (TextEmbedder or Options.Embedders[name]), and an entry
+// of Options.Embedders must not be left unused by a named embedder.
+func (db *DB) creatable(name string, opts *CollectionOptions) (CollectionOptions, error) {
+	o := *opts
+	if o.TextEmbedder != nil {
+		o.Embedder = EmbedderCustom
+	}
+	if o.Embedder == EmbedderCustom && o.TextEmbedder == nil && db.opts.Embedders[name] == nil {
+		return o, fmt.Errorf("%w: CollectionOptions.Embedder = %q needs CollectionOptions.TextEmbedder (or Options.Embedders[%q] given to Open)", ErrOptions, EmbedderCustom, name)
+	}
+	if err := db.checkEmbedder(name, &o); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// checkEmbedders checks, after recovery, every entry of
+// Options.Embedders against the collection it names, if that exists.
+func (db *DB) checkEmbedders() error {
+	for _, name := range slices.Sorted(maps.Keys(db.opts.Embedders)) {
+		if c := db.lookup(name); c != nil {
+			if err := db.checkEmbedder(name, &c.opts); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkEmbedder checks the entry of Options.Embedders for collection
+// name, with options o, if there is one: the collection must use it
+// (Embedder EmbedderCustom) and its dimension must be the collection's.
+func (db *DB) checkEmbedder(name string, o *CollectionOptions) error {
+	e := db.opts.Embedders[name]
+	switch {
+	case e == nil:
+	case o.Embedder != EmbedderCustom:
+		return fmt.Errorf("%w: Options.Embedders[%q] is given but the collection's embedder is %q, not %q", ErrOptions, name, o.Embedder, EmbedderCustom)
+	case e.Dim() != 0 && e.Dim() != o.Dim:
+		return fmt.Errorf("%w: Options.Embedders[%q] makes vectors of %d dimensions, the collection's Dim is %d", ErrOptions, name, e.Dim(), o.Dim)
+	}
+	return nil
 }
 
 // dbCache is the DB's file-backed embedding cache, opened at first use

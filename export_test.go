@@ -8,7 +8,7 @@ import "github.com/tidemark/tidemark/eval"
 // link-graph check: the parity test holds the ledger itself to the
 // reference memory (eval.Memory.Beliefs).
 func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]eval.Belief, map[string]bool, error) {
-	opts := o.withDefaults(fromDays(tx))
+	opts := o.createdAt(fromDays(tx))
 	c := &Collection{opts: opts}
 	if err := c.ledger.init(&c.opts); err != nil {
 		return nil, nil, err

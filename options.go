@@ -2,6 +2,7 @@ package tidemark
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
@@ -16,6 +18,16 @@ import (
 
 // Options configure a DB. A nil *Options means the defaults; a zero field
 // takes its default.
+//
+// The options types of this package (Options, CollectionOptions,
+// DocumentOptions, ConsolidateOptions, ContextOptions) and of packages
+// index, embed, store, temporal (DriftOptions) and eval follow one idiom:
+// a nil pointer means every default and a zero field its default;
+// Validate reports the first invalid field by its name without changing
+// anything; WithDefaults returns a copy with the zero fields filled from
+// exported Default… constants (or functions). A default that depends on where the
+// options are used (a collection's creation day, the DB's clock, the
+// collection's embedder) is filled there, and its field says so.
 type Options struct {
 	// Clock is the engine's clock: it gives the transaction time of every
 	// write and "now" of every search that names none (default time.Now).
@@ -60,6 +72,17 @@ type Options struct {
 	// interval (default 0: never; call Consolidate). A run's error is kept
 	// for DB.LastConsolidation.
 	ConsolidateEvery time.Duration
+	// Embedders gives back, by collection name, the embedders of
+	// collections created with a Go value (CollectionOptions.TextEmbedder,
+	// stored as the Embedder name EmbedderCustom): the value itself is not
+	// stored, so a reopened collection embeds text only if it is passed
+	// here again. A collection whose embedder is missing opens, serves
+	// everything given as vectors, and fails what needs its text embedded
+	// with ErrEmbedder. An entry for a collection that exists with another
+	// embedder is an error (Open and CreateCollection return ErrOptions);
+	// an entry for one that does not exist yet serves a later
+	// CreateCollection with Embedder EmbedderCustom.
+	Embedders map[string]embed.Embedder
 }
 
 // Defaults of Options.
@@ -87,12 +110,17 @@ func (o *Options) Validate() error {
 	case o.ConsolidateEvery < 0:
 		return fmt.Errorf("%w: Options.ConsolidateEvery = %v, want ≥ 0", ErrOptions, o.ConsolidateEvery)
 	}
+	for _, name := range slices.Sorted(maps.Keys(o.Embedders)) {
+		if o.Embedders[name] == nil {
+			return fmt.Errorf("%w: Options.Embedders[%q] is nil", ErrOptions, name)
+		}
+	}
 	return nil
 }
 
-// EnsureDefaults returns a copy of o with every zero field set to its
-// default.
-func (o *Options) EnsureDefaults() Options {
+// WithDefaults returns a copy of o with every zero field set to its
+// default; a nil o gives every default. It does not validate.
+func (o *Options) WithDefaults() Options {
 	var r Options
 	if o != nil {
 		r = *o
@@ -133,7 +161,7 @@ type CollectionOptions struct {
 	// (default temporal.MethodTidemark, the zero value).
 	Method temporal.Method
 	// HalfLife is the decay half-life in days of a memory without a
-	// Profile (default 30, SmartVector's).
+	// Profile (default temporal.SmartVectorHalfLife, 30, SmartVector's).
 	HalfLife float64
 	// Epoch is the origin of the float32 day clock of the fused stage:
 	// times are kept as days since it, exact to about a second within half
@@ -147,9 +175,25 @@ type CollectionOptions struct {
 	// (embed.Hashing with word features alone — what "hashing" was for
 	// collections created before format version 2), "openai" (an
 	// OpenAI-compatible POST {base}/embeddings: OpenAI, Ollama's /v1,
-	// vLLM, Hugging Face TEI, llama.cpp's server, LM Studio) or "ollama"
-	// (Ollama's native /api/embed). The last two need Remote.
+	// vLLM, Hugging Face TEI, llama.cpp's server, LM Studio), "ollama"
+	// (Ollama's native /api/embed) or EmbedderCustom ("custom": the Go
+	// value of TextEmbedder, or of Options.Embedders). "openai" and
+	// "ollama" need Remote.
 	Embedder string
+	// TextEmbedder is an embedder given as a Go value instead of by name:
+	// any embed.Embedder (a model of your own, embed.NewHashing with other
+	// options, a client of your own service). Its Dim must be Dim (or 0
+	// while it does not know it). Embedder is then "" or EmbedderCustom,
+	// and the collection's options read Embedder EmbedderCustom, which is
+	// what is stored: the value itself cannot be. When the DB is closed
+	// and opened again, the collection embeds text only if the value is
+	// passed again in Options.Embedders under the collection's name;
+	// without it the collection opens and serves everything given as
+	// vectors, and a Put, PutDocument or Search that needs text embedded
+	// fails with ErrEmbedder, saying so. Collection.Options reports the
+	// value in use (nil while it is missing). Its vectors are not cached
+	// by the DB (Options.EmbedCacheEntries is for "openai" and "ollama").
+	TextEmbedder embed.Embedder
 	// Remote configures the "openai" and "ollama" embedders; it is stored
 	// with the collection (the API key's variable name, never the key).
 	Remote RemoteEmbedder
@@ -160,23 +204,27 @@ type CollectionOptions struct {
 	Keys KeyPolicy
 	// ExactThreshold is the number of memories on the visible surface up
 	// to which a search scans every memory with the fused stage instead of
-	// asking the HNSW index (default 10000).
+	// asking the HNSW index (default DefaultExactThreshold, 10000).
 	ExactThreshold int
 	// Overfetch is how many candidates per result the HNSW plan asks for
-	// (default 8: k = 10 scores 80 candidates; at least 64 are asked).
+	// (default DefaultOverfetch, 8: k = 10 scores 80 candidates; at least
+	// 64 are asked).
 	Overfetch int
-	// M, EfConstruction and Ef configure the HNSW indexes (defaults 16,
-	// 100, 64; see index.Options).
+	// M, EfConstruction and Ef configure the HNSW indexes (defaults
+	// index.DefaultM, index.DefaultEfConstruction and index.DefaultEf:
+	// 16, 100, 64; see index.Options).
 	M, EfConstruction, Ef int
 	// ExpandHops and ExpandBudget bound the version-link expansion that
-	// brings archived versions into a historical query (defaults 8 and
-	// 256; see index.LinkGraph.Expand).
+	// brings archived versions into a historical query (defaults
+	// DefaultExpandHops and DefaultExpandBudget, 8 and 256; see
+	// index.LinkGraph.Expand).
 	ExpandHops, ExpandBudget int
 	// FeedbackPerDay and FeedbackPerSource bound how much one feedback
 	// source can move one memory's confidence (SmartVector §11.2): at most
 	// FeedbackPerDay judgements per 24 hours of transaction time and
-	// FeedbackPerSource in all are counted (defaults 5 and 20); more is
-	// refused with ErrRateLimited.
+	// FeedbackPerSource in all are counted (defaults DefaultFeedbackPerDay
+	// and DefaultFeedbackPerSource, 5 and 20); more is refused with
+	// ErrRateLimited.
 	FeedbackPerDay, FeedbackPerSource int
 	// StaticDecay turns drift-adaptive decay off: a method that asks for
 	// it (temporal.MethodVDD) then decays every memory at its static
@@ -184,7 +232,9 @@ type CollectionOptions struct {
 	StaticDecay bool
 }
 
-// Defaults of CollectionOptions.
+// Defaults of CollectionOptions; the HNSW ones are the index package's
+// (index.DefaultM, index.DefaultEfConstruction, index.DefaultEf) and
+// HalfLife's is temporal.SmartVectorHalfLife.
 const (
 	DefaultExactThreshold = 10000
 	DefaultOverfetch      = 8
@@ -196,82 +246,131 @@ const (
 	MaxDim                   = 1 << 16
 )
 
-// Validate reports the first invalid field.
+// EmbedderCustom is the CollectionOptions.Embedder of a collection whose
+// embedder is a Go value (CollectionOptions.TextEmbedder).
+const EmbedderCustom = "custom"
+
+// Validate reports the first invalid field, by name, in an error wrapping
+// ErrOptions. It does not change o. A nil o is invalid: Dim is required.
 func (o *CollectionOptions) Validate() error {
 	if o == nil {
 		return fmt.Errorf("%w: CollectionOptions are required (Dim)", ErrOptions)
 	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: CollectionOptions."+format, append([]any{ErrOptions}, args...)...)
+	}
 	switch {
 	case o.Dim < 1 || o.Dim > MaxDim:
-		return fmt.Errorf("%w: CollectionOptions.Dim = %d, want 1…%d", ErrOptions, o.Dim, MaxDim)
+		return bad("Dim = %d, want 1…%d", o.Dim, MaxDim)
 	case int(o.Method) >= len(temporal.Methods()):
-		return fmt.Errorf("%w: CollectionOptions.Method = %d", ErrOptions, o.Method)
+		return bad("Method = %d", o.Method)
 	case !(o.HalfLife >= 0) || math.IsInf(o.HalfLife, 0):
-		return fmt.Errorf("%w: CollectionOptions.HalfLife = %v, want a finite number ≥ 0", ErrOptions, o.HalfLife)
+		return bad("HalfLife = %v, want a finite number ≥ 0", o.HalfLife)
 	case !slices.Contains(embedders, o.Embedder):
-		return fmt.Errorf("%w: CollectionOptions.Embedder = %q, want one of %q", ErrOptions, o.Embedder, embedders)
+		return bad("Embedder = %q, want one of %q", o.Embedder, embedders)
+	case o.TextEmbedder != nil && o.Embedder != "" && o.Embedder != EmbedderCustom:
+		return bad("TextEmbedder is set and so is Embedder = %q: give one", o.Embedder)
+	case o.TextEmbedder != nil && o.TextEmbedder.Dim() != 0 && o.TextEmbedder.Dim() != o.Dim:
+		return bad("TextEmbedder makes vectors of %d dimensions, want Dim = %d", o.TextEmbedder.Dim(), o.Dim)
 	case o.Keys > KeysExplicit:
-		return fmt.Errorf("%w: CollectionOptions.Keys = %d", ErrOptions, o.Keys)
-	case o.ExactThreshold < 0, o.Overfetch < 0, o.M < 0, o.EfConstruction < 0, o.Ef < 0, o.ExpandHops < 0, o.ExpandBudget < 0,
-		o.FeedbackPerDay < 0, o.FeedbackPerSource < 0:
-		return fmt.Errorf("%w: CollectionOptions has a negative count", ErrOptions)
+		return bad("Keys = %d", o.Keys)
 	case !o.Epoch.IsZero() && (o.Epoch.Year() < minYear || o.Epoch.Year() > maxYear):
-		return fmt.Errorf("%w: CollectionOptions.Epoch = %v, want the years %d…%d", ErrOptions, o.Epoch, minYear, maxYear)
-	case o.ExpandHops > 64, o.ExpandBudget > 1<<20, o.Overfetch > 1<<10, o.ExactThreshold > 1<<31,
-		o.FeedbackPerDay > 1<<30, o.FeedbackPerSource > 1<<30:
-		return fmt.Errorf("%w: CollectionOptions has a count past its limit (ExpandHops ≤ 64, ExpandBudget ≤ 2^20, Overfetch ≤ 1024)", ErrOptions)
+		return bad("Epoch = %v, want the years %d…%d", o.Epoch, minYear, maxYear)
+	}
+	// The counts: 0 takes the default; at most what the stored format
+	// holds (1 << 30), or the field's own limit.
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"ExactThreshold", o.ExactThreshold, 1 << 30},
+		{"Overfetch", o.Overfetch, 1 << 10},
+		{"M", o.M, index.MaxM},
+		{"EfConstruction", o.EfConstruction, 1 << 30},
+		{"Ef", o.Ef, 1 << 30},
+		{"ExpandHops", o.ExpandHops, 64},
+		{"ExpandBudget", o.ExpandBudget, 1 << 20},
+		{"FeedbackPerDay", o.FeedbackPerDay, 1 << 30},
+		{"FeedbackPerSource", o.FeedbackPerSource, 1 << 30},
+	} {
+		if f.v < 0 || f.v > f.max {
+			return bad("%s = %d, want 0 (the default) … %d", f.name, f.v, f.max)
+		}
+	}
+	if o.M == 1 {
+		return bad("M = 1, want 2…%d (or 0 for the default %d)", index.MaxM, index.DefaultM)
 	}
 	if err := o.Remote.validate(o.Embedder); err != nil {
 		return err
 	}
-	// The HNSW parameters, as the index checks them (M, EfConstruction, Ef).
+	// The HNSW parameters, as the index checks them.
 	io := index.Options{Dim: o.Dim, M: o.M, EfConstruction: o.EfConstruction, Ef: o.Ef}
 	if err := io.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrOptions, err)
+		return bad("M, EfConstruction or Ef: %w", err)
 	}
 	return nil
 }
 
-func (o CollectionOptions) withDefaults(now time.Time) CollectionOptions {
-	if o.HalfLife == 0 {
-		o.HalfLife = temporal.SmartVectorHalfLife
+// WithDefaults returns a copy of o with every zero field set to its
+// default and Epoch in UTC; a nil o gives every default (and a zero Dim).
+// A zero Epoch stays zero: its default is the collection's creation day,
+// which CreateCollection fills. It does not validate.
+func (o *CollectionOptions) WithDefaults() CollectionOptions {
+	var r CollectionOptions
+	if o != nil {
+		r = *o
 	}
-	if o.Epoch.IsZero() {
-		o.Epoch = now.UTC().Truncate(24 * time.Hour)
+	if r.HalfLife == 0 {
+		r.HalfLife = temporal.SmartVectorHalfLife
 	}
-	o.Epoch = o.Epoch.UTC()
-	if o.ExactThreshold == 0 {
-		o.ExactThreshold = DefaultExactThreshold
+	if !r.Epoch.IsZero() {
+		r.Epoch = r.Epoch.UTC()
 	}
-	if o.Overfetch == 0 {
-		o.Overfetch = DefaultOverfetch
+	if r.TextEmbedder != nil && r.Embedder == "" {
+		r.Embedder = EmbedderCustom
 	}
-	if o.M == 0 {
-		o.M = 16
+	if r.ExactThreshold == 0 {
+		r.ExactThreshold = DefaultExactThreshold
 	}
-	if o.EfConstruction == 0 {
-		o.EfConstruction = 100
+	if r.Overfetch == 0 {
+		r.Overfetch = DefaultOverfetch
 	}
-	if o.Ef == 0 {
-		o.Ef = 64
+	if r.M == 0 {
+		r.M = index.DefaultM
 	}
-	if o.ExpandHops == 0 {
-		o.ExpandHops = DefaultExpandHops
+	if r.EfConstruction == 0 {
+		r.EfConstruction = index.DefaultEfConstruction
 	}
-	if o.ExpandBudget == 0 {
-		o.ExpandBudget = DefaultExpandBudget
+	if r.Ef == 0 {
+		r.Ef = index.DefaultEf
 	}
-	if o.FeedbackPerDay == 0 {
-		o.FeedbackPerDay = DefaultFeedbackPerDay
+	if r.ExpandHops == 0 {
+		r.ExpandHops = DefaultExpandHops
 	}
-	if o.FeedbackPerSource == 0 {
-		o.FeedbackPerSource = DefaultFeedbackPerSource
+	if r.ExpandBudget == 0 {
+		r.ExpandBudget = DefaultExpandBudget
 	}
-	return o
+	if r.FeedbackPerDay == 0 {
+		r.FeedbackPerDay = DefaultFeedbackPerDay
+	}
+	if r.FeedbackPerSource == 0 {
+		r.FeedbackPerSource = DefaultFeedbackPerSource
+	}
+	return r
+}
+
+// createdAt returns the options of a collection created at tx: WithDefaults,
+// and a zero Epoch set to tx's UTC day.
+func (o *CollectionOptions) createdAt(tx time.Time) CollectionOptions {
+	r := o.WithDefaults()
+	if r.Epoch.IsZero() {
+		r.Epoch = tx.UTC().Truncate(24 * time.Hour)
+	}
+	return r
 }
 
 // embedders are the names CollectionOptions.Embedder takes.
-var embedders = []string{"", "hashing", "hashing-words", "openai", "ollama"}
+var embedders = []string{"", "hashing", "hashing-words", "openai", "ollama", EmbedderCustom}
 
 // RemoteEmbedder configures an embedding endpoint (CollectionOptions.Remote).
 type RemoteEmbedder struct {

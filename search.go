@@ -63,8 +63,12 @@ func ParsePlan(s string) (Plan, error) {
 	return 0, fmt.Errorf("%w: unknown plan %q (auto, exact, ann)", ErrInvalid, s)
 }
 
-// MaxK is the largest number of results one search returns.
-const MaxK = 10000
+// MaxK is the largest number of results one search returns; DefaultK the
+// number a SearchRequest with no K returns.
+const (
+	MaxK     = 10000
+	DefaultK = 10
+)
 
 // SearchRequest is one query.
 type SearchRequest struct {
@@ -72,7 +76,7 @@ type SearchRequest struct {
 	// collection's embedder.
 	Vector []float32
 	Text   string
-	// K is the number of results (default 10, at most MaxK).
+	// K is the number of results (default DefaultK, 10; at most MaxK).
 	K int
 	// Params are the scoring parameters (default
 	// temporal.Preset(CollectionOptions.Method)).
@@ -214,7 +218,7 @@ func (c *Collection) prepare(ctx context.Context, req *SearchRequest) (query, er
 	}
 	q.k = req.K
 	if q.k == 0 {
-		q.k = 10
+		q.k = DefaultK
 	}
 	if m := req.MinScore; m != nil && (math.IsNaN(*m) || math.IsInf(*m, 0)) {
 		return q, fmt.Errorf("%w: min score %v, want a finite number", ErrInvalid, *m)

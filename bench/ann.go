@@ -94,8 +94,9 @@ func readFloats(path string, n int) ([]float32, error) {
 type ANNConfig struct {
 	// Prefix is the dataset (required).
 	Prefix string
-	// M and EfConstruction are the graph parameters (defaults 16 and 100,
-	// the comparison setting).
+	// M and EfConstruction are the graph parameters (defaults the index's,
+	// index.DefaultM and index.DefaultEfConstruction: 16 and 100, the
+	// issue's comparison setting).
 	M, EfConstruction int
 	// Efs are the search widths to measure (default 10, 20, 40, 80, 160,
 	// 320).
@@ -124,10 +125,10 @@ type ANNConfig struct {
 func (c *ANNConfig) withDefaults() ANNConfig {
 	o := *c
 	if o.M == 0 {
-		o.M = 16
+		o.M = index.DefaultM
 	}
 	if o.EfConstruction == 0 {
-		o.EfConstruction = 100
+		o.EfConstruction = index.DefaultEfConstruction
 	}
 	if len(o.Efs) == 0 {
 		o.Efs = []int{10, 20, 40, 80, 160, 320}
@@ -164,7 +165,7 @@ func RunTidemarkANN(ctx context.Context, d *ANNData, cfg ANNConfig) ([]ANNRow, e
 	runtime.GC()
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
-	h, err := index.New(index.Options{Dim: d.Dim, M: c.M, EfConstruction: c.EfConstruction, Capacity: d.N, Quantize: c.Quantize})
+	h, err := index.New(&index.Options{Dim: d.Dim, M: c.M, EfConstruction: c.EfConstruction, Capacity: d.N, Quantize: c.Quantize})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,11 @@ const MaxHashingDim = 1 << 20
 // ([HashingOptions.CharNGramMax]).
 const MaxCharNGram = 16
 
+// DefaultCharNGramMin is the shortest character n-gram when
+// [HashingOptions.CharNGramMax] is positive and CharNGramMin is zero (or
+// CharNGramMax, if that is shorter).
+const DefaultCharNGramMin = 3
+
 // DefaultSubwordWeight is the weight of the character n-gram features
 // relative to the word features when [HashingOptions.CharNGramMax] is
 // positive and [HashingOptions.SubwordWeight] is zero: both get the same say.
@@ -76,8 +81,9 @@ type HashingOptions struct {
 	CharNGramMax int
 
 	// CharNGramMin is the shortest n-gram when CharNGramMax is positive.
-	// Zero means min(3, CharNGramMax); otherwise 1 ≤ CharNGramMin ≤
-	// CharNGramMax. It must be 0 when CharNGramMax is 0.
+	// Zero means min(DefaultCharNGramMin, CharNGramMax), so at most 3;
+	// otherwise 1 ≤ CharNGramMin ≤ CharNGramMax. It must be 0 when
+	// CharNGramMax is 0.
 	CharNGramMin int
 
 	// SubwordWeight is the weight of the n-gram features relative to the
@@ -131,9 +137,10 @@ func (o *HashingOptions) Validate() error {
 	return nil
 }
 
-// withDefaults returns a copy of o with every zero field that has a
-// non-zero default filled in. o may be nil.
-func (o *HashingOptions) withDefaults() HashingOptions {
+// WithDefaults returns a copy of o with every zero field that has a
+// non-zero default filled in; a nil o gives every default. It does not
+// validate.
+func (o *HashingOptions) WithDefaults() HashingOptions {
 	var r HashingOptions
 	if o != nil {
 		r = *o
@@ -143,7 +150,7 @@ func (o *HashingOptions) withDefaults() HashingOptions {
 	}
 	if r.CharNGramMax > 0 {
 		if r.CharNGramMin == 0 {
-			r.CharNGramMin = min(3, r.CharNGramMax)
+			r.CharNGramMin = min(DefaultCharNGramMin, r.CharNGramMax)
 		}
 		if r.SubwordWeight == 0 {
 			r.SubwordWeight = DefaultSubwordWeight
@@ -256,7 +263,7 @@ func NewHashing(opts *HashingOptions) (*Hashing, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Hashing{opts: opts.withDefaults()}, nil
+	return &Hashing{opts: opts.WithDefaults()}, nil
 }
 
 // Dim is the length of every vector Embed returns.

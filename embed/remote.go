@@ -193,7 +193,7 @@ func (o *RemoteOptions) Validate() error {
 	if o.BackoffMax < 0 {
 		return bad("BackoffMax = %v, want > 0 (or 0 for %v)", o.BackoffMax, DefaultRemoteBackoffMax)
 	}
-	if d := o.withDefaults(); d.BackoffBase > d.BackoffMax {
+	if d := o.WithDefaults(); d.BackoffBase > d.BackoffMax {
 		return bad("BackoffBase = %v is above BackoffMax = %v", d.BackoffBase, d.BackoffMax)
 	}
 	if o.MaxAnswerBytes < 0 {
@@ -205,10 +205,15 @@ func (o *RemoteOptions) Validate() error {
 	return nil
 }
 
-// withDefaults returns a copy of o with every zero field that has a default
-// filled in, except HTTPClient and Cache, which NewRemote makes.
-func (o *RemoteOptions) withDefaults() RemoteOptions {
-	r := *o
+// WithDefaults returns a copy of o with every zero field that has a default
+// filled in, except HTTPClient and Cache, which NewRemote makes; a nil o
+// gives every default (BaseURL and Model, which have none, stay empty).
+// It does not validate.
+func (o *RemoteOptions) WithDefaults() RemoteOptions {
+	var r RemoteOptions
+	if o != nil {
+		r = *o
+	}
 	if r.API == "" {
 		r.API = APIOpenAI
 	}
@@ -310,7 +315,7 @@ func NewRemote(opts *RemoteOptions) (*Remote, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	base, _ := parseBaseURL(o.BaseURL) // validated above
 	o.BaseURL = base.String()
 	u := base.JoinPath(o.API.format().path)

@@ -58,7 +58,9 @@ func (o *MemoryOptions) Validate() error {
 	return nil
 }
 
-func (o *MemoryOptions) withDefaults() MemoryOptions {
+// WithDefaults returns a copy of o with every zero field set to its
+// default; a nil o gives every default. It does not validate.
+func (o *MemoryOptions) WithDefaults() MemoryOptions {
 	var r MemoryOptions
 	if o != nil {
 		r = *o
@@ -169,7 +171,7 @@ func NewMemory(opts *MemoryOptions) (*Memory, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	return &Memory{opts: o, params: temporal.Preset(o.Method)}, nil
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Build an index, search it, delete a key and search again.
 func ExampleNew() {
-	h, err := index.New(index.Options{Dim: 3})
+	h, err := index.New(&index.Options{Dim: 3})
 	if err != nil {
 		panic(err)
 	}

@@ -16,23 +16,25 @@ import (
 	"github.com/tidemark/tidemark/simd"
 )
 
-// Options configure an HNSW index. A zero field takes its default.
+// Options configure an HNSW index. A nil *Options means the defaults; a
+// zero field takes its default. Dim has none, so it is required.
 type Options struct {
-	// Dim is the vector dimension (required).
+	// Dim is the vector dimension (required, 1…MaxDim).
 	Dim int
 	// M is the number of neighbours per node on the upper layers; layer 0
-	// keeps 2M (default 16).
+	// keeps 2M (default DefaultM, 16; 2…MaxM).
 	M int
-	// EfConstruction is the beam width while inserting (default 100).
+	// EfConstruction is the beam width while inserting (default
+	// DefaultEfConstruction, 100).
 	EfConstruction int
 	// Ef is the search beam width when SearchOptions.Ef is zero
-	// (default 64). The effective width is never below k.
+	// (default DefaultEf, 64). The effective width is never below k.
 	Ef int
 	// Capacity is the number of nodes to allocate room for up front; the
-	// index grows past it by doubling (default 1024).
+	// index grows past it by doubling (default DefaultCapacity, 1024).
 	Capacity int
-	// Seed seeds the level generator (default 42), so that the same
-	// inserts in the same order build the same graph.
+	// Seed seeds the level generator (default DefaultSeed, 42), so that
+	// the same inserts in the same order build the same graph.
 	Seed uint64
 	// Quantize keeps an int8 code of every vector beside it (a quarter of
 	// its bytes, simd.QuantizeInt8) and makes Search walk the graph with
@@ -45,38 +47,64 @@ type Options struct {
 	Quantize bool
 }
 
-func (o *Options) withDefaults() Options {
-	d := *o
+// Defaults of Options: the one place the HNSW defaults are written (the
+// root package's CollectionOptions refers to them).
+const (
+	DefaultM              = 16
+	DefaultEfConstruction = 100
+	DefaultEf             = 64
+	DefaultCapacity       = 1024
+	DefaultSeed           = 42
+)
+
+// Limits of Options.
+const (
+	// MaxDim is the largest Options.Dim.
+	MaxDim = 1 << 16
+	// MaxM is the largest Options.M.
+	MaxM = 512
+)
+
+// WithDefaults returns a copy of o with every zero field set to its
+// default; a nil o gives every default (and a zero Dim). It does not
+// validate.
+func (o *Options) WithDefaults() Options {
+	var d Options
+	if o != nil {
+		d = *o
+	}
 	if d.M == 0 {
-		d.M = 16
+		d.M = DefaultM
 	}
 	if d.EfConstruction == 0 {
-		d.EfConstruction = 100
+		d.EfConstruction = DefaultEfConstruction
 	}
 	if d.Ef == 0 {
-		d.Ef = 64
+		d.Ef = DefaultEf
 	}
 	if d.Capacity == 0 {
-		d.Capacity = 1024
+		d.Capacity = DefaultCapacity
 	}
 	if d.Seed == 0 {
-		d.Seed = 42
+		d.Seed = DefaultSeed
 	}
 	return d
 }
 
-// Validate names the first field out of range (after defaults).
+// Validate names the first field out of range (after defaults), in an
+// error wrapping ErrOptions. It does not change o. A nil o is invalid:
+// Dim is required.
 func (o *Options) Validate() error {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	switch {
-	case d.Dim <= 0 || d.Dim > maxDim:
-		return fmt.Errorf("%w: Options.Dim = %d, want 1…%d", ErrOptions, d.Dim, maxDim)
-	case d.M < 2 || d.M > maxM:
-		return fmt.Errorf("%w: Options.M = %d, want 2…%d", ErrOptions, d.M, maxM)
+	case d.Dim <= 0 || d.Dim > MaxDim:
+		return fmt.Errorf("%w: Options.Dim = %d, want 1…%d", ErrOptions, d.Dim, MaxDim)
+	case d.M < 2 || d.M > MaxM:
+		return fmt.Errorf("%w: Options.M = %d, want 2…%d", ErrOptions, d.M, MaxM)
 	case d.EfConstruction < 1:
-		return fmt.Errorf("%w: Options.EfConstruction = %d", ErrOptions, d.EfConstruction)
+		return fmt.Errorf("%w: Options.EfConstruction = %d, want ≥ 1 (0 for the default %d)", ErrOptions, d.EfConstruction, DefaultEfConstruction)
 	case d.Ef < 1:
-		return fmt.Errorf("%w: Options.Ef = %d", ErrOptions, d.Ef)
+		return fmt.Errorf("%w: Options.Ef = %d, want ≥ 1 (0 for the default %d)", ErrOptions, d.Ef, DefaultEf)
 	case d.Capacity < 1 || d.Capacity > maxCapacity || d.Capacity > (1<<36)/(d.Dim+2*d.M+1):
 		return fmt.Errorf("%w: Options.Capacity = %d, want 1…%d and at most 2³⁶ words of vectors and links", ErrOptions, d.Capacity, maxCapacity)
 	}
@@ -84,8 +112,6 @@ func (o *Options) Validate() error {
 }
 
 const (
-	maxDim   = 1 << 16
-	maxM     = 512
 	maxLevel = 48
 	// maxCapacity bounds the initial allocation; the index still grows
 	// past it by inserting.
@@ -152,12 +178,13 @@ type HNSW struct {
 	pool  sync.Pool // *searcher
 }
 
-// New returns an empty index.
-func New(opts Options) (*HNSW, error) {
+// New returns an empty index. A nil opts means the defaults, but Dim has
+// none: New(nil) fails with ErrOptions naming Options.Dim.
+func New(opts *Options) (*HNSW, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	h := &HNSW{
 		dim: o.Dim, m: o.M, m0: 2 * o.M, efc: o.EfConstruction, ef: o.Ef,
 		mult:      1 / math.Log(float64(o.M)),

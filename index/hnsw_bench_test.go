@@ -39,7 +39,7 @@ var profIdx *HNSW
 func BenchmarkGloveBuild20k(b *testing.B) {
 	base, _ := loadGlove(b, 20000)
 	for i := 0; i < b.N; i++ {
-		h, _ := New(Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 20000})
+		h, _ := New(&Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 20000})
 		for j := 0; j < 20000; j++ {
 			h.Insert(uint64(j), base[j*100:(j+1)*100])
 		}
@@ -52,7 +52,7 @@ func BenchmarkGloveBuild20k(b *testing.B) {
 // (Options.Quantize) of the same graph.
 func BenchmarkGloveSearch(b *testing.B) {
 	base, q := loadGlove(b, 50000)
-	h, _ := New(Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 50000, Quantize: true})
+	h, _ := New(&Options{Dim: 100, M: 16, EfConstruction: 100, Capacity: 50000, Quantize: true})
 	for j := 0; j < 50000; j++ {
 		h.Insert(uint64(j), base[j*100:(j+1)*100])
 	}

@@ -115,7 +115,7 @@ func TestRecallAgainstBruteForce(t *testing.T) {
 	const n, dim = 3000, 32
 	mix := newMixture(r, 20, dim)
 	data := mix.sample(r, n)
-	h, err := New(Options{Dim: dim, M: 12, EfConstruction: 100})
+	h, err := New(&Options{Dim: dim, M: 12, EfConstruction: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestRecallAgainstBruteForce(t *testing.T) {
 
 func buildIndex(t testing.TB, r *rand.Rand, mix mixture, n int) (*HNSW, map[uint64][]float32) {
 	t.Helper()
-	h, err := New(Options{Dim: len(mix[0]), M: 12, EfConstruction: 100})
+	h, err := New(&Options{Dim: len(mix[0]), M: 12, EfConstruction: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestConcurrentStress(t *testing.T) {
 // searches walk the int8 codes the inserts write.
 func concurrentStress(t *testing.T, quant bool) {
 	const dim, writers, readers, per = 16, 4, 4, 400
-	h, err := New(Options{Dim: dim, M: 8, EfConstruction: 60, Capacity: 16, Quantize: quant})
+	h, err := New(&Options{Dim: dim, M: 8, EfConstruction: 60, Capacity: 16, Quantize: quant})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,14 +381,14 @@ func TestFilterAndEdgeCases(t *testing.T) {
 	if res, _ := h.Search(context.Background(), vecs[1], 1000, nil); len(res) != 500 {
 		t.Errorf("k > n returned %d", len(res))
 	}
-	empty, _ := New(Options{Dim: 16})
+	empty, _ := New(&Options{Dim: 16})
 	if res, err := empty.Search(context.Background(), vecs[1], 5, nil); err != nil || len(res) != 0 {
 		t.Errorf("empty index: %v %v", res, err)
 	}
 }
 
 func TestRejectsBadInput(t *testing.T) {
-	h, _ := New(Options{Dim: 4})
+	h, _ := New(&Options{Dim: 4})
 	ctx := context.Background()
 	nan := float32(math.NaN())
 	for name, c := range map[string]struct {
@@ -400,9 +400,9 @@ func TestRejectsBadInput(t *testing.T) {
 		"insert Inf":  {h.Insert(1, []float32{float32(math.Inf(1)), 0, 0, 0}), ErrNotFinite},
 		"insert zero": {h.Insert(1, []float32{0, 0, 0, 0}), ErrZeroVector},
 		"delete none": {h.Delete(99), ErrNotFound},
-		"options dim": {func() error { _, err := New(Options{}); return err }(), ErrOptions},
-		"options M":   {func() error { _, err := New(Options{Dim: 4, M: 1}); return err }(), ErrOptions},
-		"options ef":  {func() error { _, err := New(Options{Dim: 4, Ef: -3}); return err }(), ErrOptions},
+		"options dim": {func() error { _, err := New(&Options{}); return err }(), ErrOptions},
+		"options M":   {func() error { _, err := New(&Options{Dim: 4, M: 1}); return err }(), ErrOptions},
+		"options ef":  {func() error { _, err := New(&Options{Dim: 4, Ef: -3}); return err }(), ErrOptions},
 		"search dim":  {func() error { _, err := h.Search(ctx, []float32{1}, 1, nil); return err }(), ErrDimension},
 		"search NaN":  {func() error { _, err := h.Search(ctx, []float32{nan, 0, 0, 1}, 1, nil); return err }(), ErrNotFinite},
 		"search k":    {func() error { _, err := h.Search(ctx, []float32{1, 0, 0, 0}, -1, nil); return err }(), ErrOptions},
@@ -602,7 +602,7 @@ func tryLoad(t *testing.T, data []byte) {
 // may fall between its node's assignment and its linking (run with -race).
 func TestConcurrentCompactAndSave(t *testing.T) {
 	const dim = 8
-	h, err := New(Options{Dim: dim, M: 6, EfConstruction: 40})
+	h, err := New(&Options{Dim: dim, M: 6, EfConstruction: 40})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -683,11 +683,11 @@ func TestQuantizedSearch(t *testing.T) {
 	const n, dim = 3000, 100 // GloVe's width: 100 codes padded to 128
 	mix := newMixture(r, 20, dim)
 	data := mix.sample(r, n)
-	plain, err := New(Options{Dim: dim, M: 12, EfConstruction: 100})
+	plain, err := New(&Options{Dim: dim, M: 12, EfConstruction: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	quant, err := New(Options{Dim: dim, M: 12, EfConstruction: 100, Quantize: true})
+	quant, err := New(&Options{Dim: dim, M: 12, EfConstruction: 100, Quantize: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -751,11 +751,11 @@ func TestQuantizedLayout(t *testing.T) {
 	for _, dim := range []int{1, 27, 28, 29, 30, 31, 32, 60, 61, 100} {
 		mix := newMixture(r, 5, dim)
 		data := mix.sample(r, 300)
-		q, err := New(Options{Dim: dim, M: 8, EfConstruction: 40, Quantize: true})
+		q, err := New(&Options{Dim: dim, M: 8, EfConstruction: 40, Quantize: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := New(Options{Dim: dim, M: 8, EfConstruction: 40})
+		p, err := New(&Options{Dim: dim, M: 8, EfConstruction: 40})
 		if err != nil {
 			t.Fatal(err)
 		}

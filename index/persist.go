@@ -201,7 +201,7 @@ func Load(r io.Reader) (*HNSW, error) {
 	}
 	body = body[:len(body)-4]
 
-	h, err := New(opts)
+	h, err := New(&opts)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}

@@ -115,9 +115,9 @@ type Options struct {
 	writeBufferSize int
 }
 
-// withDefaults returns a copy of o (or the defaults for nil) with every
-// zero field set to its default.
-func (o *Options) withDefaults() Options {
+// WithDefaults returns a copy of o (or the defaults for nil) with every
+// zero field set to its default. It does not validate.
+func (o *Options) WithDefaults() Options {
 	var d Options
 	if o != nil {
 		d = *o
@@ -140,7 +140,7 @@ func (o *Options) withDefaults() Options {
 // Validate reports the first invalid field of o, after defaults, as an
 // error wrapping ErrOptions that names it. A nil *Options is valid.
 func (o *Options) Validate() error {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	switch {
 	case d.SegmentSize < MinSegmentSize:
 		return fmt.Errorf("%w: Options.SegmentSize = %d, want at least %d", ErrOptions, d.SegmentSize, MinSegmentSize)

@@ -106,7 +106,7 @@ func Open(dir string, opts *Options) (*WAL, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	if err := mkdirDurable(dir, !o.NoSync); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", dir, err)
 	}

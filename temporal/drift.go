@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sort"
@@ -52,38 +53,39 @@ type DriftOptions struct {
 	PeerAlpha, PeerThreshold, PeerSpike float64
 }
 
-func (o *DriftOptions) withDefaults() DriftOptions {
+// DefaultDrift returns the defaults of DriftOptions (V0 0: calibrated
+// from the burn-in; Smoothing SmoothingNone).
+func DefaultDrift() DriftOptions {
+	return DriftOptions{RecentWindow: 5, ArchiveWindow: 200, LambdaBase: 0.2, LambdaMax: 0.9, K: 10, BurnIn: 50,
+		FallbackV0: 0.1, PeerAlpha: 0.1, PeerThreshold: 0.3, PeerSpike: 0.8}
+}
+
+// WithDefaults returns a copy of o with every zero field set to its
+// default (DefaultDrift); a nil o gives every default. It does not
+// validate.
+func (o *DriftOptions) WithDefaults() DriftOptions {
 	var d DriftOptions
 	if o != nil {
 		d = *o
 	}
-	def := func(v *float64, x float64) {
-		if *v == 0 {
-			*v = x
-		}
-	}
-	if d.RecentWindow == 0 {
-		d.RecentWindow = 5
-	}
-	if d.ArchiveWindow == 0 {
-		d.ArchiveWindow = 200
-	}
-	if d.BurnIn == 0 {
-		d.BurnIn = 50
-	}
-	def(&d.LambdaBase, 0.2)
-	def(&d.LambdaMax, 0.9)
-	def(&d.K, 10)
-	def(&d.FallbackV0, 0.1)
-	def(&d.PeerAlpha, 0.1)
-	def(&d.PeerThreshold, 0.3)
-	def(&d.PeerSpike, 0.8)
+	def := DefaultDrift()
+	d.RecentWindow = cmp.Or(d.RecentWindow, def.RecentWindow)
+	d.ArchiveWindow = cmp.Or(d.ArchiveWindow, def.ArchiveWindow)
+	d.BurnIn = cmp.Or(d.BurnIn, def.BurnIn)
+	d.LambdaBase = cmp.Or(d.LambdaBase, def.LambdaBase)
+	d.LambdaMax = cmp.Or(d.LambdaMax, def.LambdaMax)
+	d.K = cmp.Or(d.K, def.K)
+	d.FallbackV0 = cmp.Or(d.FallbackV0, def.FallbackV0)
+	d.PeerAlpha = cmp.Or(d.PeerAlpha, def.PeerAlpha)
+	d.PeerThreshold = cmp.Or(d.PeerThreshold, def.PeerThreshold)
+	d.PeerSpike = cmp.Or(d.PeerSpike, def.PeerSpike)
 	return d
 }
 
-// Validate names the first field out of range (after defaults).
+// Validate names the first field out of range (after defaults). It does
+// not change o; a nil o is valid.
 func (o *DriftOptions) Validate() error {
-	d := o.withDefaults()
+	d := o.WithDefaults()
 	switch {
 	case d.RecentWindow < 1:
 		return fmt.Errorf("%w: DriftOptions.RecentWindow must be ≥ 1, got %d", ErrInvalid, d.RecentWindow)
@@ -154,7 +156,7 @@ func NewDriftDetector(dim int, opts *DriftOptions) (*DriftDetector, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
+	o := opts.WithDefaults()
 	d := &DriftDetector{opt: o, dim: dim, v0: o.FallbackV0}
 	if o.V0 > 0 {
 		d.v0, d.calibrated = o.V0, true

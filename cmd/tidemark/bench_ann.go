@@ -7,13 +7,14 @@ import (
 	"os/signal"
 
 	"github.com/tidemark/tidemark/bench"
+	"github.com/tidemark/tidemark/index"
 )
 
 func runBenchANN(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench ann", stderr)
 	data := fs.String("data", "../shared/data/glove100/glove100", "dataset prefix (PREFIX.meta, .base, .query, .gt)")
-	m := fs.Int("m", 16, "HNSW M")
-	efc := fs.Int("efc", 100, "efConstruction")
+	m := fs.Int("m", index.DefaultM, "HNSW M")
+	efc := fs.Int("efc", index.DefaultEfConstruction, "efConstruction")
 	efs := fs.String("ef", "10,20,40,80,160,320", "search ef values, comma-separated")
 	buildThreads := fs.Int("build-threads", 1, "inserting goroutines (hnswlib's harness gets the same)")
 	hnswlib := fs.String("hnswlib-src", "../shared/tools/hnswlib-bench/hb.cpp", "hnswlib harness source; empty skips hnswlib")

@@ -162,13 +162,21 @@ type Options struct {
 	CapContradicts int
 }
 
+// Defaults of Options; CapVersion, CapDepends and CapContradicts default
+// to Unbounded.
+const (
+	DefaultCapSibling  = 4
+	DefaultCapTemporal = 1
+	DefaultCapSemantic = 8
+)
+
 // linkDefaultOptions are the defaults; Unbounded where the default is
 // "no cap".
 var linkDefaultOptions = Options{
-	CapSibling:     4,
+	CapSibling:     DefaultCapSibling,
 	CapVersion:     Unbounded,
-	CapTemporal:    1,
-	CapSemantic:    8,
+	CapTemporal:    DefaultCapTemporal,
+	CapSemantic:    DefaultCapSemantic,
 	CapDepends:     Unbounded,
 	CapContradicts: Unbounded,
 }
@@ -192,9 +200,9 @@ func (o *Options) fields() [6]struct {
 	}
 }
 
-// EnsureDefaults returns a copy of o with every zero field set to its
+// WithDefaults returns a copy of o with every zero field set to its
 // default; a nil o gives all defaults. It does not validate.
-func (o *Options) EnsureDefaults() Options {
+func (o *Options) WithDefaults() Options {
 	out := linkDefaultOptions
 	if o == nil {
 		return out
@@ -307,7 +315,7 @@ func New(opts *Options) (*Graph, error) {
 		return nil, err
 	}
 	g := &Graph{}
-	g.setOptions(opts.EnsureDefaults())
+	g.setOptions(opts.WithDefaults())
 	g.nodes = make(map[uint64]*linkNode)
 	return g, nil
 }

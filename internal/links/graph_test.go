@@ -84,7 +84,7 @@ func TestLinkOptions(t *testing.T) {
 	want := Options{CapSibling: 4, CapVersion: Unbounded, CapTemporal: 1, CapSemantic: 8,
 		CapDepends: Unbounded, CapContradicts: Unbounded}
 	var nilOpts *Options
-	if got := nilOpts.EnsureDefaults(); got != want {
+	if got := nilOpts.WithDefaults(); got != want {
 		t.Errorf("nil defaults = %+v, want %+v", got, want)
 	}
 	if got := linkMustGraph(t, nil).Options(); got != want {
@@ -94,9 +94,9 @@ func TestLinkOptions(t *testing.T) {
 	if got := zero.Options(); got != want {
 		t.Errorf("zero Graph Options() = %+v", got)
 	}
-	got := (&Options{CapSemantic: 3, CapTemporal: Unbounded, CapVersion: 2}).EnsureDefaults()
+	got := (&Options{CapSemantic: 3, CapTemporal: Unbounded, CapVersion: 2}).WithDefaults()
 	if got.CapSemantic != 3 || got.CapTemporal != Unbounded || got.CapVersion != 2 || got.CapSibling != 4 {
-		t.Errorf("EnsureDefaults = %+v", got)
+		t.Errorf("WithDefaults = %+v", got)
 	}
 	for _, c := range []struct {
 		opts  Options

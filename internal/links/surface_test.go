@@ -13,7 +13,7 @@ import (
 // the link graph, reachable from its successor through a version link, and
 // the no-orphan invariant holds.
 func TestVisibleSurface(t *testing.T) {
-	h, err := index.New(index.Options{Dim: 3})
+	h, err := index.New(&index.Options{Dim: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
