@@ -217,7 +217,7 @@ type CollectionOptions struct {
 	// ExpandHops and ExpandBudget bound the version-link expansion that
 	// brings archived versions into a historical query (defaults
 	// DefaultExpandHops and DefaultExpandBudget, 8 and 256; see
-	// index.LinkGraph.Expand).
+	// internal/links, Graph.Expand).
 	ExpandHops, ExpandBudget int
 	// FeedbackPerDay and FeedbackPerSource bound how much one feedback
 	// source can move one memory's confidence (SmartVector §11.2): at most

@@ -105,10 +105,7 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 		if _, err := m.Status.MarshalText(); err != nil {
 			return nil, fmt.Errorf("%w: candidate %d: status %d is unknown", ErrInvalid, i, m.Status)
 		}
-		hl, floor := halfLife, 0.0
-		if m.Profile != "" {
-			hl, floor = temporal.ProfileFor(m.Profile).HalfLife, temporal.DecayFloor(m.Profile, m.Kind)
-		}
+		hl, floor := decayOf(m, halfLife)
 		created := m.Created
 		switch {
 		case !created.IsZero():

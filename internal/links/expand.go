@@ -169,11 +169,11 @@ func (g *Graph) versionHops() map[uint64]int {
 	return hops
 }
 
-// SurfaceDistance returns h(key), the hop distance of a node from the
+// surfaceDistance returns h(key), the hop distance of a node from the
 // visible surface along version links (All-Mem App. A, "h(v) =
 // min_{u ∈ V⁺} dist_{E_ν}(u, v)"): 0 for a visible node, ≥ 1 for a
 // reachable archived node, and −1 for an orphan.
-func (g *Graph) SurfaceDistance(key uint64) (int, error) {
+func (g *Graph) surfaceDistance(key uint64) (int, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	if g.nodes[key] == nil {
@@ -186,7 +186,7 @@ func (g *Graph) SurfaceDistance(key uint64) (int, error) {
 }
 
 // Coverage returns Cov(H), All-Mem's recoverability coverage within hop
-// budget H (App. A): the fraction of archived nodes whose [SurfaceDistance]
+// budget H (App. A): the fraction of archived nodes whose [surfaceDistance]
 // is at most h. It is 1 when no node is archived.
 func (g *Graph) Coverage(h int) float64 {
 	g.mu.RLock()

@@ -73,9 +73,9 @@ func (t Type) MarshalText() ([]byte, error) {
 	return []byte(t.String()), nil
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler; see [ParseType].
+// UnmarshalText implements encoding.TextUnmarshaler; see [parseType].
 func (t *Type) UnmarshalText(b []byte) error {
-	v, err := ParseType(string(b))
+	v, err := parseType(string(b))
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,11 @@ func (t *Type) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParseType parses a link type name in any case. Besides the names
+// parseType parses a link type name in any case. Besides the names
 // [Type.String] returns, it accepts All-Mem App. D.1's "sibling_split"
 // for [Sibling] and "revision" for [Version] (π(revision) =
 // π(version)).
-func ParseType(s string) (Type, error) {
+func parseType(s string) (Type, error) {
 	for i, n := range linkTypeNames {
 		if strings.EqualFold(s, n) {
 			return Type(i), nil
@@ -347,15 +347,15 @@ func (g *Graph) Options() Options {
 	return g.opts
 }
 
-// NodeCount returns the number of nodes, visible and archived.
-func (g *Graph) NodeCount() int {
+// nodeCount returns the number of nodes, visible and archived.
+func (g *Graph) nodeCount() int {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return len(g.nodes)
 }
 
 // Keys returns every node's key in ascending order, in a fresh slice.
-func (g *Graph) Keys() []uint64 {
+func (g *Graph) keys() []uint64 {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	return g.sortedKeys()
@@ -686,12 +686,12 @@ func (g *Graph) endpoints(from, to uint64) (fn, tn *linkNode, err error) {
 	return fn, tn, nil
 }
 
-// RemoveEdge removes the link from → to of type typ and, for the mirrored
+// removeEdge removes the link from → to of type typ and, for the mirrored
 // types, its mirror (depends_on ↔ depended_by, contradicts both ways).
 // Removing a link that does not exist is a no-op; unknown keys wrap
 // [ErrUnknown]. Removing a version link may orphan its target; see
 // [Graph.Orphans].
-func (g *Graph) RemoveEdge(typ Type, from, to uint64) error {
+func (g *Graph) removeEdge(typ Type, from, to uint64) error {
 	if typ >= numTypes {
 		return fmt.Errorf("%w: link type %d", ErrInvalid, uint8(typ))
 	}

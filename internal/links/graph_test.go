@@ -60,12 +60,12 @@ func TestLinkTypeText(t *testing.T) {
 		"SEMANTIC": Semantic, "sibling_split": Sibling, "Revision": Version,
 		"depends_on": DependsOn, "depended_by": DependedBy, "contradicts": Contradicts,
 	} {
-		if got, err := ParseType(in); err != nil || got != want {
-			t.Errorf("ParseType(%q) = %v, %v; want %v", in, got, err, want)
+		if got, err := parseType(in); err != nil || got != want {
+			t.Errorf("parseType(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	if _, err := ParseType("supersedes"); !errors.Is(err, ErrInvalid) {
-		t.Errorf("ParseType(supersedes) err = %v, want ErrInvalid", err)
+	if _, err := parseType("supersedes"); !errors.Is(err, ErrInvalid) {
+		t.Errorf("parseType(supersedes) err = %v, want ErrInvalid", err)
 	}
 	if _, err := numTypes.MarshalText(); !errors.Is(err, ErrInvalid) {
 		t.Errorf("MarshalText of invalid type err = %v", err)
@@ -247,22 +247,22 @@ func TestLinkInvalidInput(t *testing.T) {
 		"Inf time":    {ErrInvalid, func() error { return g.AddNode(3, math.Inf(-1), true) }},
 		"new time":    {ErrExists, func() error { return g.AddNode(1, 5, true) }},
 		"set unknown": {ErrUnknown, func() error { return g.SetVisible(3, true) }},
-		"rm unknown":  {ErrUnknown, func() error { return g.RemoveEdge(Semantic, 1, 3) }},
-		"rm bad type": {ErrInvalid, func() error { return g.RemoveEdge(numTypes, 1, 2) }},
+		"rm unknown":  {ErrUnknown, func() error { return g.removeEdge(Semantic, 1, 3) }},
+		"rm bad type": {ErrInvalid, func() error { return g.removeEdge(numTypes, 1, 2) }},
 	} {
 		if err := c.call(); !errors.Is(err, c.err) {
 			t.Errorf("%s: err = %v, want %v", name, err, c.err)
 		}
 	}
-	if g.NodeCount() != 2 {
-		t.Errorf("NodeCount = %d after rejected calls", g.NodeCount())
+	if g.nodeCount() != 2 {
+		t.Errorf("nodeCount = %d after rejected calls", g.nodeCount())
 	}
 	// Re-adding with the same time only sets the visibility.
 	linkMustNode(t, g, 1, 1, false)
 	if at, vis, ok := g.Node(1); !ok || at != 1 || vis {
 		t.Errorf("Node(1) = %v, %v, %v", at, vis, ok)
 	}
-	if err := g.RemoveEdge(Semantic, 1, 2); err != nil {
+	if err := g.removeEdge(Semantic, 1, 2); err != nil {
 		t.Errorf("removing an absent link: %v", err)
 	}
 	if got := g.Neighbors(9, Semantic); got != nil {
@@ -278,7 +278,7 @@ func TestLinkInvalidInput(t *testing.T) {
 }
 
 // TestLinkDependsMirrored checks SmartVector's depends_on / depended_by stay
-// mirrored through AddEdge, RemoveEdge and cap pruning.
+// mirrored through AddEdge, removeEdge and cap pruning.
 func TestLinkDependsMirrored(t *testing.T) {
 	g := linkMustGraph(t, nil)
 	for k := range uint64(5) {
@@ -298,11 +298,11 @@ func TestLinkDependsMirrored(t *testing.T) {
 		}
 	}
 	check("added", map[uint64][]uint64{0: {2, 1}}, map[uint64][]uint64{1: {0}, 2: {0}})
-	if err := g.RemoveEdge(DependedBy, 1, 0); err != nil {
+	if err := g.removeEdge(DependedBy, 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	check("removed depended_by 1→0", map[uint64][]uint64{0: {2}}, map[uint64][]uint64{2: {0}})
-	if err := g.RemoveEdge(DependsOn, 0, 2); err != nil {
+	if err := g.removeEdge(DependsOn, 0, 2); err != nil {
 		t.Fatal(err)
 	}
 	check("removed depends_on 0→2", nil, nil)
@@ -334,7 +334,7 @@ func TestLinkContradictsSymmetric(t *testing.T) {
 			t.Errorf("after cap: contradicts(%d) = %v, want %v", k, got, want)
 		}
 	}
-	if err := g.RemoveEdge(Contradicts, 1, 3); err != nil {
+	if err := g.removeEdge(Contradicts, 1, 3); err != nil {
 		t.Fatal(err)
 	}
 	if a, b := g.Neighbors(1, Contradicts), g.Neighbors(3, Contradicts); a != nil || b != nil {
@@ -404,7 +404,7 @@ func TestLinkVersionCapNoOrphan(t *testing.T) {
 	}
 	// An orphaned parent has no mandatory children: pruning cannot orphan
 	// what no visible node reaches.
-	if err := g.RemoveEdge(Version, 100, 50); err != nil {
+	if err := g.removeEdge(Version, 100, 50); err != nil {
 		t.Fatal(err)
 	}
 	linkMustNode(t, g, 5, 0.5, false)
@@ -428,8 +428,8 @@ func TestOrphans(t *testing.T) {
 		t.Fatal(err)
 	}
 	for k, want := range map[uint64]int{1: 0, 2: 1, 3: 2, 4: 3} {
-		if h, err := g.SurfaceDistance(k); err != nil || h != want {
-			t.Errorf("SurfaceDistance(%d) = %d, %v; want %d", k, h, err, want)
+		if h, err := g.surfaceDistance(k); err != nil || h != want {
+			t.Errorf("surfaceDistance(%d) = %d, %v; want %d", k, h, err, want)
 		}
 	}
 	if c := g.Coverage(2); c != 2.0/3 {
@@ -448,14 +448,14 @@ func TestOrphans(t *testing.T) {
 	if err := g.CheckNoOrphans(); !errors.Is(err, ErrOrphan) {
 		t.Errorf("CheckNoOrphans = %v, want ErrOrphan", err)
 	}
-	if h, err := g.SurfaceDistance(20); err != nil || h != -1 {
-		t.Errorf("SurfaceDistance(orphan) = %d, %v", h, err)
+	if h, err := g.surfaceDistance(20); err != nil || h != -1 {
+		t.Errorf("surfaceDistance(orphan) = %d, %v", h, err)
 	}
-	if _, err := g.SurfaceDistance(99); !errors.Is(err, ErrUnknown) {
-		t.Errorf("SurfaceDistance(unknown) err = %v", err)
+	if _, err := g.surfaceDistance(99); !errors.Is(err, ErrUnknown) {
+		t.Errorf("surfaceDistance(unknown) err = %v", err)
 	}
 
-	if err := g.RemoveEdge(Version, 1, 2); err != nil {
+	if err := g.removeEdge(Version, 1, 2); err != nil {
 		t.Fatal(err)
 	}
 	if o := g.Orphans(); !slices.Equal(o, []uint64{2, 3, 4, 20, 30, 31}) {
@@ -469,7 +469,7 @@ func TestOrphans(t *testing.T) {
 	}
 	var zero Graph
 	if o, c := zero.Orphans(), zero.Coverage(0); o != nil || c != 1 {
-		t.Errorf("empty graph: orphans %v, coverage %v", o, c)
+		t.Errorf("empty graph: orphans %v, Coverage %v", o, c)
 	}
 }
 
@@ -693,8 +693,8 @@ func linkSameGraph(t *testing.T, a, b *Graph, r *rand.Rand) {
 	if a.Options() != b.Options() {
 		t.Fatalf("options %+v vs %+v", a.Options(), b.Options())
 	}
-	keys := a.Keys()
-	if !slices.Equal(keys, b.Keys()) {
+	keys := a.keys()
+	if !slices.Equal(keys, b.keys()) {
 		t.Fatalf("keys differ")
 	}
 	for _, k := range keys {
@@ -745,9 +745,9 @@ func TestExpandDeterministic(t *testing.T) {
 			if !bytes.Equal(ba, bb) {
 				t.Fatalf("trial %d: encodings differ", trial)
 			}
-			hits, _ := a.Expand(a.Keys()[:3], 4, 1000, linkAllTypes())
+			hits, _ := a.Expand(a.keys()[:3], 4, 1000, linkAllTypes())
 			seen := map[uint64]bool{}
-			for _, k := range a.Keys()[:3] {
+			for _, k := range a.keys()[:3] {
 				seen[k] = true
 			}
 			prevHop := 1
@@ -779,8 +779,8 @@ func TestLinkConcurrent(t *testing.T) {
 					t.Errorf("AddEdge: %v", err)
 				}
 				if r.IntN(10) == 0 {
-					if err := g.RemoveEdge(typ, a, b); err != nil {
-						t.Errorf("RemoveEdge: %v", err)
+					if err := g.removeEdge(typ, a, b); err != nil {
+						t.Errorf("removeEdge: %v", err)
 					}
 				}
 			}
@@ -842,8 +842,8 @@ func TestLinkMarshalRoundTrip(t *testing.T) {
 	}
 	g := linkMustGraph(t, &Options{CapSemantic: 2})
 	linkMustNode(t, g, 1, 1, true)
-	if err := g.UnmarshalBinary(b); err != nil || g.NodeCount() != 0 || g.Options().CapSemantic != 8 {
-		t.Errorf("unmarshal of an empty graph: %v, %d nodes, %+v", err, g.NodeCount(), g.Options())
+	if err := g.UnmarshalBinary(b); err != nil || g.nodeCount() != 0 || g.Options().CapSemantic != 8 {
+		t.Errorf("unmarshal of an empty graph: %v, %d nodes, %+v", err, g.nodeCount(), g.Options())
 	}
 }
 
@@ -1074,7 +1074,7 @@ func FuzzLinkUnmarshal(f *testing.F) {
 			if !bytes.Equal(out, b) {
 				t.Fatalf("accepted input re-marshals differently:\n in %x\nout %x", b, out)
 			}
-			if keys := g.Keys(); len(keys) > 0 {
+			if keys := g.keys(); len(keys) > 0 {
 				if _, err := g.Expand(keys[:1], 3, 16, linkAllTypes()); err != nil {
 					t.Fatal(err)
 				}
