@@ -73,7 +73,10 @@
 // after Options.CheckpointRecords records or CheckpointBytes bytes, by
 // Checkpoint and by Close, and the log before it is dropped. Open loads the
 // snapshot, checks the indexes against the ledger (rebuilding them when
-// they disagree) and replays the records after it. A torn tail is cut;
+// they disagree), derives the link graph from the ledger, and replays the
+// records after it. The ledger (ledger.go) is the one truth: the indexes
+// and the link graph are derived from it; codec.go documents both
+// formats. A torn tail is cut;
 // corruption that a crash cannot explain is ErrCorrupt.
 //
 // # Concurrency
