@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestOptionsWithDefaultsKeepsOldValues(t *testing.T) {
 		got := []int64{int64(d.CheckpointRecords), d.CheckpointBytes, int64(d.MaxBatch), int64(d.MaxTextBytes),
 			int64(d.MaxRecordBytes), int64(d.EmbedCacheEntries), int64(d.ConsolidateEvery)}
 		want := []int64{4096, 256 << 20, 10000, 1 << 20, 64 << 20, 20000, 0}
-		if !equalInts(got, want) {
+		if !slices.Equal(got, want) {
 			t.Errorf("%s: WithDefaults = %v, want %v", name, got, want)
 		}
 		if d.NoSync {
@@ -122,18 +123,6 @@ func TestPerCallOptionsWithDefaultsKeepOldValues(t *testing.T) {
 	if DefaultK != 10 {
 		t.Errorf("DefaultK = %d", DefaultK)
 	}
-}
-
-func equalInts(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // validateCase is one invalid options value and the field its error must
