@@ -81,7 +81,8 @@ import (
 //	         feedback limits, the fact chains and the document chains
 //	  frame  (formats 1 and 2 only) the link graph, skipped: it is
 //	         derived from the rows
-//	  the surface HNSW (index.HNSW.Save), then the archive HNSW
+//	  the surface HNSW (index.HNSW.Save), then the archive HNSW (their
+//	         int8 codes are made again on load, index.HNSW.Quantize)
 //
 // A frame is a uvarint length and that many bytes. The HNSW indexes are
 // derived data: Open checks them against the ledger and rebuilds them
@@ -584,6 +585,9 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	if err != nil {
 		return nil, false, bad("archive index", err)
 	}
+	// The int8 codes are derived from the vectors, not saved.
+	surface.Quantize()
+	archive.Quantize()
 	c.surface, c.archive = surface, archive
 	if !c.indexesAgree() {
 		if err := c.rebuildIndexes(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/tidemark/tidemark/index"
@@ -437,7 +438,9 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
-	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+	sc := c.scratch()
+	defer searchPool.Put(sc)
+	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
 
 // firstStage keeps the beliefs of the n memories with the highest cosine
@@ -494,15 +497,18 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		}
 		found = append(found, more...)
 	}
-	rows := make([]int, 0, len(found))
-	seen := make(map[int]bool, len(found))
+	sc := c.scratch()
+	defer searchPool.Put(sc)
+	// The surface and the archive hold disjoint rows, each once.
+	rows := sc.rows[:0]
 	for _, f := range found {
-		if r := int(f.Key); !seen[r] {
-			seen[r] = true
-			rows = append(rows, r)
-		}
+		rows = append(rows, int(f.Key))
 	}
 	if q.historical && len(rows) > 0 {
+		seen := make(map[int]bool, len(rows))
+		for _, r := range rows {
+			seen[r] = true
+		}
 		anchors := make([]uint64, len(rows))
 		for i, r := range rows {
 			anchors[i] = uint64(r)
@@ -519,12 +525,13 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 			}
 		}
 	}
+	sc.rows = rows
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	var beliefs []int
+	beliefs := sc.beliefs[:0]
 	for _, r := range rows {
 		switch {
 		case r >= len(c.rows): // cannot happen: the ledger is applied before the index
@@ -535,15 +542,33 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 			beliefs = append(beliefs, c.beliefAt(r, q.tq.TxAt))
 		}
 	}
-	sims := make([]float32, len(beliefs))
+	sc.beliefs = beliefs
+	sc.sims = slices.Grow(sc.sims[:0], len(beliefs))[:len(beliefs)]
+	sims := sc.sims
 	d := c.opts.Dim
 	for i, b := range beliefs {
 		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
-	return c.rescoreBeliefs(ctx, q, beliefs, sims, res)
+	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
+
+// searchScratch is one search's reusable memory (searchPool): the rows
+// the index found, their beliefs, the cosines and the fused stage's
+// candidates. A search in steady state allocates its result and little
+// else.
+type searchScratch struct {
+	rows    []int
+	beliefs []int
+	sims    []float32
+	cands   []kernels.RescoreCandidate
+}
+
+var searchPool = sync.Pool{New: func() any { return new(searchScratch) }}
+
+// scratch takes a searchScratch from the pool; the caller puts it back.
+func (c *Collection) scratch() *searchScratch { return searchPool.Get().(*searchScratch) }
 
 // beliefAt is the batch row of what row j was believed to be at
 // transaction time tx (days on the collection's clock), or of its first
@@ -561,12 +586,13 @@ func (c *Collection) beliefAt(j int, tx float64) int {
 
 // rescoreBeliefs runs the fused stage, with explanations, over the given
 // batch rows (c.mu held).
-func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int, sims []float32, res *SearchResult) error {
+func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int, sims []float32, res *SearchResult, sc *searchScratch) error {
 	var gl []float64
 	if q.params.AdaptiveDecay {
 		gl = c.groupLambdas()
 	}
-	cands := make([]kernels.RescoreCandidate, len(beliefs))
+	sc.cands = slices.Grow(sc.cands[:0], len(beliefs))[:len(beliefs)]
+	cands := sc.cands
 	for i, b := range beliefs {
 		s := math.Max(-1, math.Min(1, float64(sims[i])))
 		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b])), Group: c.batch.Group[b]}
@@ -578,6 +604,9 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 	for _, e := range rr.Ranked {
 		sig := e.Signals
 		res.Hits = append(res.Hits, c.hit(int(e.ID), e.PoolFree, sig.Sim, &sig, q))
+	}
+	if len(rr.Removed) == 0 {
+		return nil
 	}
 	// One removed entry per memory, and none for a memory another belief
 	// of which was kept (a superseded belief beside the current one).

@@ -3,6 +3,8 @@ package tidemark
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -83,5 +85,56 @@ func TestSearchFirstStage(t *testing.T) {
 	}
 	if _, err := c.Search(ctx, &SearchRequest{Vector: q, FirstStage: -1}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("first stage -1: %v, want ErrInvalid", err)
+	}
+}
+
+// BenchmarkSearchANN is one ANN search of k = 10 on 20k memories of 128
+// dimensions in 200 clusters (a clustered set, not Gaussian noise, the
+// worst case for a graph index), the default method: the engine's cost
+// around the index walk, allocations included.
+func BenchmarkSearchANN(b *testing.B) {
+	ctx := context.Background()
+	const n, dim = 20000, 128
+	db := openTest(b, b.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: dim})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	centres := make([][]float32, 200)
+	for i := range centres {
+		centres[i] = make([]float32, dim)
+		for j := range centres[i] {
+			centres[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	point := func() []float32 {
+		c := centres[rng.IntN(len(centres))]
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = c[j] + 0.3*float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for i := 0; i < n; i += 1000 {
+		batch := make([]Memory, 1000)
+		for j := range batch {
+			batch[j] = Memory{ID: fmt.Sprintf("m%d", i+j), Vector: point()}
+		}
+		if _, err := c.Put(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	queries := make([][]float32, 256)
+	for i := range queries {
+		queries[i] = point()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := c.Search(ctx, &SearchRequest{Vector: queries[i%len(queries)], K: 10, Plan: PlanANN}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

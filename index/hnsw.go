@@ -43,7 +43,8 @@ type Options struct {
 	// bytes, which is what a memory-bound traversal pays for; the results
 	// are exact cosines, but which nodes are found can differ slightly.
 	// Inserts and the graph itself use the float32 vectors either way.
-	// Default false. Not saved: Load returns an index without codes.
+	// Default false. Not saved: Load returns an index without codes, and
+	// HNSW.Quantize makes them.
 	Quantize bool
 }
 
@@ -262,6 +263,27 @@ func (h *HNSW) grow(capacity int) {
 		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), capacity*h.cstride)
 		copy(codes, h.codes[:h.n*h.cstride])
 		h.codes = codes
+	}
+}
+
+// Quantize gives an index without codes (one Load returned, or one made
+// without Options.Quantize) the int8 code of every vector, so that its
+// searches walk the codes as with Options.Quantize; an index that has them
+// is left as it is. Codes are derived data, cheap to make (one pass over
+// the vectors), so Save does not write them.
+func (h *HNSW) Quantize() {
+	h.structMu.Lock()
+	defer h.structMu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.quant {
+		return
+	}
+	h.quant = true
+	f := alignedFloats(len(h.levels) * h.cstride / 4)
+	h.codes = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), len(h.levels)*h.cstride)
+	for id := range uint32(h.n) {
+		h.setCode(id)
 	}
 }
 

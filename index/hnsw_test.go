@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -797,4 +798,71 @@ func TestQuantizedLayout(t *testing.T) {
 			t.Fatalf("CodeBytes %d, %d", q.CodeBytes(), p.CodeBytes())
 		}
 	}
+}
+
+// Quantize after Load gives the index the codes it would have had from
+// the start: the same searches give the same results as on an index built
+// with Options.Quantize (the graph is built from float32 vectors either
+// way), and again after the index grows.
+func TestQuantizeAfterLoad(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 2))
+	const n, dim = 1500, 48
+	mix := newMixture(r, 10, dim)
+	data := mix.sample(r, n)
+	built, err := New(&Options{Dim: dim, M: 8, EfConstruction: 60, Quantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := New(&Options{Dim: dim, M: 8, EfConstruction: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range data {
+		for _, h := range []*HNSW{built, plain} {
+			if err := h.Insert(uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := plain.Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.CodeBytes() != 0 {
+		t.Fatal("Load returned codes")
+	}
+	loaded.Quantize()
+	loaded.Quantize() // idempotent
+	if loaded.CodeBytes() == 0 {
+		t.Fatal("Quantize made no codes")
+	}
+	same := func(stage string) {
+		t.Helper()
+		for _, q := range mix.sample(r, 50) {
+			a, err := built.Search(context.Background(), q, 10, &SearchOptions{Ef: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := loaded.Search(context.Background(), q, 10, &SearchOptions{Ef: 40})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(a, b) {
+				t.Fatalf("%s: built with codes %v, quantized after load %v", stage, a, b)
+			}
+		}
+	}
+	same("after Load")
+	for i, v := range mix.sample(r, 500) {
+		for _, h := range []*HNSW{built, loaded} {
+			if err := h.Insert(uint64(n+i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	same("after growing")
 }

@@ -59,8 +59,8 @@ func NewBatch(dim, capacity int) (*Batch, error) {
 	return b, nil
 }
 
-func (b *Batch) floatColumns() []*[]float32 {
-	return []*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt,
+func (b *Batch) floatColumns() [13]*[]float32 {
+	return [...]*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt,
 		&b.Lambda, &b.Floor, &b.BaseConf, &b.ConfFrom, &b.Access, &b.Positive, &b.Negative, &b.Degree}
 }
 
@@ -138,7 +138,7 @@ func (b *Batch) appendColumns(c temporal.Candidate, group uint32) {
 	b.Kind = append(b.Kind, c.Kind)
 	b.Status = append(b.Status, c.Status)
 	b.Group = append(b.Group, group)
-	vals := []float64{c.CreatedAt, c.Valid.From, c.Valid.To, c.Recorded.From, c.Recorded.To,
+	vals := [...]float64{c.CreatedAt, c.Valid.From, c.Valid.To, c.Recorded.From, c.Recorded.To,
 		temporal.Lambda(c.HalfLife), c.Floor, c.BaseConfidence, c.ConfidenceFrom,
 		c.Access, c.Positive, c.Negative, c.Degree}
 	for i, col := range b.floatColumns() {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
@@ -78,8 +80,15 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 	if req.K < 0 {
 		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
 	}
-	b := &Batch{Dim: 1} // metadata only: the similarities are computed here
-	sims := make([]float64, n)
+	// The scratch (a metadata-only batch: the similarities are computed
+	// here, and the per-candidate buffers) is pooled: a query in steady
+	// state allocates only its result.
+	sc := rescorePool.Get().(*rescoreScratch)
+	defer rescorePool.Put(sc)
+	b := &sc.b
+	b.Reset()
+	sc.sims = slices.Grow(sc.sims[:0], n)[:n]
+	sims := sc.sims
 	var qn []float32
 	for i := range req.Candidates {
 		c := &req.Candidates[i]
@@ -121,7 +130,9 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 	e := newEpilogue(b, &q, &req.Params)
 	e.pool = true // an explanation shows the pool-normalised similarity too
 	var res RescoreResult
-	reasons := make([]temporal.Reason, n)
+	sc.reasons = slices.Grow(sc.reasons[:0], n)[:n]
+	reasons := sc.reasons
+	res.Ranked, res.Removed = sc.ranked[:0], sc.removed[:0]
 	e.minSim, e.maxSim, e.minAge, e.maxAge = math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for i := 0; i < n; i++ {
 		if i%4096 == 0 {
@@ -162,11 +173,25 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 	sort.Slice(res.Ranked, func(a, c int) bool {
 		return better(res.Ranked[a].Score, res.Ranked[a].ID, res.Ranked[c].Score, res.Ranked[c].ID)
 	})
+	sc.ranked, sc.removed = res.Ranked, res.Removed
 	if req.K > 0 && len(res.Ranked) > req.K {
 		res.Ranked = res.Ranked[:req.K]
 	}
+	// The result is the caller's: copies, not the pooled buffers.
+	res.Ranked, res.Removed = slices.Clone(res.Ranked), slices.Clone(res.Removed)
 	return res, nil
 }
+
+// rescoreScratch is Rescore's per-call memory, reused through rescorePool.
+type rescoreScratch struct {
+	b       Batch
+	sims    []float64
+	reasons []temporal.Reason
+	ranked  []Explained
+	removed []temporal.Removed
+}
+
+var rescorePool = sync.Pool{New: func() any { return &rescoreScratch{b: Batch{Dim: 1}} }}
 
 // normalized writes v / ‖v‖ to dst after checking v is finite and non-zero.
 func normalized(v, dst []float32, what string) error {
