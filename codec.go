@@ -66,9 +66,9 @@ import (
 // the engine derived: string key rule, string key-from id, string the
 // adopted object, bool embedded (the vector came from the embedder).
 //
-// # Snapshot body (format 3)
+// # Snapshot body (format 4)
 //
-//	uvarint  format version (1, 2 or 3)
+//	uvarint  format version (1 to 4)
 //	float64  the DB's last transaction time (days)
 //	uvarint  number of collections, then for each, in name order:
 //	  frame  header: string name, uvarint incarnation, collOpts (defaults
@@ -81,14 +81,16 @@ import (
 //	         feedback limits, the fact chains and the document chains
 //	  frame  (formats 1 and 2 only) the link graph, skipped: it is
 //	         derived from the rows
-//	  the surface HNSW (index.HNSW.Save), then the archive HNSW (their
-//	         int8 codes are made again on load, index.HNSW.Quantize)
+//	  the surface HNSW, then the archive HNSW: the graphs without their
+//	         vectors (index.HNSW.SaveGraph; formats 1 to 3: with them,
+//	         index.HNSW.Save), which load takes from the rows; their
+//	         int8 codes are made again on load (index.HNSW.Quantize)
 //
 // A frame is a uvarint length and that many bytes. The HNSW indexes are
 // derived data: Open checks them against the ledger and rebuilds them
 // when they disagree; the link graph is always rebuilt. Memories and
 // options in a snapshot use the log record's format of the same era:
-// record format 1 in snapshot format 1, 2 in 2 and 3.
+// record format 1 in snapshot format 1, 2 in 2 to 4.
 
 // ---- log record ----
 
@@ -402,8 +404,10 @@ func decodeReplaced(r *wire.Reader) []string {
 
 // snapshotVersion is the snapshot format; 2 stores memories and options
 // as record version 2 does; 3 no longer stores the link graph, which is
-// derived from the rows. Versions 1 and 2 are still read.
-const snapshotVersion = 3
+// derived from the rows; 4 stores the HNSW indexes without their vectors
+// (index.HNSW.SaveGraph), which the rows hold: each vector once. Versions
+// 1 to 3 are still read.
+const snapshotVersion = 4
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
@@ -516,10 +520,11 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
-	if err := c.surface.Save(w); err != nil {
+	// The indexes without their vectors: the rows hold them.
+	if err := c.surface.SaveGraph(w); err != nil {
 		return err
 	}
-	return c.archive.Save(w)
+	return c.archive.SaveGraph(w)
 }
 
 // readCollection reads what writeState wrote in snapshot format v, and
@@ -577,11 +582,23 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	if c.links, err = c.buildLinks(); err != nil {
 		return nil, false, bad("links", err)
 	}
-	surface, err := index.Load(r)
+	load := index.Load
+	if v >= 4 {
+		// The indexes were saved without their vectors: the rows hold them.
+		load = func(r io.Reader) (*index.HNSW, error) {
+			return index.LoadGraph(r, func(key uint64) []float32 {
+				if key >= uint64(len(c.rows)) {
+					return nil
+				}
+				return c.unitVector(int(key))
+			})
+		}
+	}
+	surface, err := load(r)
 	if err != nil {
 		return nil, false, bad("surface index", err)
 	}
-	archive, err := index.Load(r)
+	archive, err := load(r)
 	if err != nil {
 		return nil, false, bad("archive index", err)
 	}

@@ -866,3 +866,48 @@ func TestQuantizeAfterLoad(t *testing.T) {
 	}
 	same("after growing")
 }
+
+// SaveGraph and LoadGraph give back the index Save and Load give, its
+// vectors taken from the caller; the graph file is refused by Load, and a
+// missing or mis-sized vector by LoadGraph.
+func TestSaveGraphLoadGraph(t *testing.T) {
+	r := rand.New(rand.NewPCG(34, 2))
+	mix := newMixture(r, 8, 40)
+	h, vecs := buildIndex(t, r, mix, 800)
+	for k := uint64(0); k < 800; k += 7 {
+		if err := h.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var full, graph bytes.Buffer
+	if err := h.Save(&full); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.SaveGraph(&graph); err != nil {
+		t.Fatal(err)
+	}
+	if graph.Len() >= full.Len()/2 {
+		t.Fatalf("graph %d bytes, full %d", graph.Len(), full.Len())
+	}
+	if _, err := Load(bytes.NewReader(graph.Bytes())); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Load of a graph file: %v", err)
+	}
+	vector := func(key uint64) []float32 { return vecs[key] }
+	g, err := LoadGraph(bytes.NewReader(graph.Bytes()), vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := g.Save(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), full.Bytes()) {
+		t.Fatal("LoadGraph gave another index than Save and Load")
+	}
+	if _, err := LoadGraph(bytes.NewReader(graph.Bytes()), func(uint64) []float32 { return nil }); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("LoadGraph without the vectors: %v", err)
+	}
+	if _, err := LoadGraph(bytes.NewReader(graph.Bytes()), func(uint64) []float32 { return make([]float32, 39) }); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("LoadGraph with vectors of another dimension: %v", err)
+	}
+}
