@@ -161,7 +161,7 @@ type ConsolidateOptions struct {
 	Ripple *temporal.RippleParams
 	// Relationship building looks at the Neighbors most similar current
 	// memories of each memory promoted in the run (default 8, at most
-	// MaxNeighbors), found for all of them at once by the fused stage: a
+	// MaxNeighbors), found in batches (Exact says how): a
 	// cosine of at least MergeSim with at least MergeWords of the words
 	// shared (Jaccard) is a near-exact duplicate (defaults 0.97, 0.9); at
 	// least DependSim a semantic dependency (default 0.85); at least
@@ -183,6 +183,12 @@ type ConsolidateOptions struct {
 	// are promoted and the rest wait for the next run (the report says
 	// Truncated).
 	Budget time.Duration
+	// Exact finds the neighbours by a scan of the whole column store (the
+	// fused stage's ScoreMany), the reference. By default a collection
+	// with more current memories than CollectionOptions.ExactThreshold
+	// finds them through its surface index instead (approximate: the
+	// tests hold its edits to the exact pass's), and a smaller one scans.
+	Exact bool
 }
 
 // Validate reports the first invalid field, by name, in an error wrapping

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -477,5 +478,86 @@ func TestConsolidateRunsSerialised(t *testing.T) {
 	}
 	if m, _ := c.Get(ctx, "b"); math.Abs(m.Penalty-0.15) > 1e-12 || len(m.Review) != 1 {
 		t.Fatalf("b after 4 concurrent runs: penalty %v, review %v", m.Penalty, m.Review)
+	}
+}
+
+// Past the exact threshold, consolidation finds each new memory's
+// neighbours through the surface index: its relationship edits agree with
+// the exact scan's (the reference) on a clustered collection with
+// dependencies, topic conflicts and near-duplicates — recall of the exact
+// pass's edits at least 0.95.
+func TestConsolidateIndexAgreesWithExact(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = 3000, 64
+	db := openTest(t, t.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", &CollectionOptions{Dim: dim, ExactThreshold: 200, Keys: KeysExplicit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 9))
+	const clusters = 400
+	centres := make([][]float32, clusters)
+	for i := range centres {
+		centres[i] = make([]float32, dim)
+		for j := range centres[i] {
+			centres[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	var batch []Memory
+	for i := range n {
+		k := rng.IntN(clusters)
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = centres[k][j] + 0.3*float32(rng.NormFloat64())
+		}
+		text := fmt.Sprintf("The service %d rate limit is %d requests per minute.", k, 100+rng.IntN(50))
+		if rng.IntN(4) == 0 {
+			text = fmt.Sprintf("Service %d note %d: retries back off after errors.", k, i)
+		}
+		batch = append(batch, Memory{ID: fmt.Sprintf("m%d", i), Text: text, Vector: v, Created: time.Unix(int64(1e9+i*60), 0)})
+		if len(batch) == 500 {
+			if _, err := c.Put(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+			batch = nil
+		}
+	}
+	o := (*ConsolidateOptions)(nil).WithDefaults()
+	type key struct {
+		rule       Rule
+		row, other int
+	}
+	edits := func(exact bool) map[key]bool {
+		o.Exact = exact
+		_, es, _, err := c.relationships(ctx, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[key]bool{}
+		for _, e := range es {
+			out[key{e.rule, e.row, e.other}] = true
+		}
+		return out
+	}
+	ref, got := edits(true), edits(false)
+	found, extra := 0, 0
+	for e := range ref {
+		if got[e] {
+			found++
+		}
+	}
+	for e := range got {
+		if !ref[e] {
+			extra++
+		}
+	}
+	recall := float64(found) / float64(len(ref))
+	t.Logf("exact pass %d edits; through the index %d, recall %.4f, %d not in the exact pass", len(ref), len(got), recall, extra)
+	if len(ref) < 500 {
+		t.Fatalf("the exact pass found %d edits: too few to compare", len(ref))
+	}
+	if recall < 0.95 {
+		t.Fatalf("recall of the exact pass's edits %.4f < 0.95", recall)
 	}
 }

@@ -3,12 +3,15 @@ package tidemark
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
 	"github.com/tidemark/tidemark/extract"
+	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
@@ -52,6 +55,12 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 	c.mu.RUnlock()
 	merged := map[int]bool{}
 	p := temporal.Preset(temporal.MethodPlain)
+	// A scan costs the whole column store per batch: fine at thousands of
+	// memories, hours at a million. Past the search's exact threshold the
+	// surface index finds the neighbours (only current memories relate).
+	c.mu.RLock()
+	exact := o.Exact || c.visible <= c.opts.ExactThreshold
+	c.mu.RUnlock()
 	d := c.opts.Dim
 	deadline := time.Now().Add(o.Budget)
 	for start := 0; start < len(fresh); start += relBatch {
@@ -79,13 +88,19 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 			c.mu.RUnlock()
 			return nil, nil, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 		}
-		qs := make([]kernels.Query, len(part))
-		for i, j := range part {
-			b := c.rows[j].beliefs[0]
-			qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
+		var hits [][]kernels.Hit
+		var err error
+		if exact {
+			qs := make([]kernels.Query, len(part))
+			for i, j := range part {
+				b := c.rows[j].beliefs[0]
+				qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
+			}
+			// Beliefs of one memory appear once per belief: ask for extra.
+			hits, err = c.db.bgBackend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)
+		} else {
+			hits, err = c.surfaceNeighbours(ctx, part, o.Neighbors+8)
 		}
-		// Beliefs of one memory appear once per belief: ask for extra.
-		hits, err := c.db.bgBackend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)
 		if err != nil {
 			c.mu.RUnlock()
 			return nil, nil, false, err
@@ -98,8 +113,47 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 	return fresh, edits, more, nil
 }
 
-// relBatch is how many new memories one read-locked ScoreMany pass takes.
+// relBatch is how many new memories one read-locked pass takes.
 const relBatch = 256
+
+// surfaceNeighbours finds the k nearest current memories of each row of
+// part through the surface index, on half the cores (like the background
+// backend), with a beam of at least 4k: the same hits, by cosine, that
+// the exact scan gives for the memories the index finds (c.mu held
+// shared; the index is safe alongside).
+func (c *Collection) surfaceNeighbours(ctx context.Context, part []int, k int) ([][]kernels.Hit, error) {
+	out := make([][]kernels.Hit, len(part))
+	ef := max(c.opts.Ef, 4*k)
+	workers := max(1, min(runtime.GOMAXPROCS(0)/2, len(part)))
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	next := make(chan int, len(part))
+	for i := range part {
+		next <- i
+	}
+	close(next)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				found, err := c.surface.Search(ctx, c.unitVector(part[i]), k, &index.SearchOptions{Ef: ef})
+				if err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+				hs := make([]kernels.Hit, len(found))
+				for n, f := range found {
+					hs[n] = kernels.Hit{ID: f.Key, Score: float64(f.Score), Sim: float64(f.Score)}
+				}
+				out[i] = hs
+			}
+		}()
+	}
+	wg.Wait()
+	return out, first
+}
 
 // relate plans the edits between new row j and its nearest memories
 // (c.mu held shared).
