@@ -27,6 +27,12 @@ type EngineConfig struct {
 	// Dir is where the databases go (default a temporary directory,
 	// removed afterwards).
 	Dir string
+	// Data names the vectors (OpenVectorSet): the prefix of an ANN file
+	// set (default DefaultData, GloVe-100, lifted to Dim), DataSynthetic
+	// (clustered, for N past the file) or DataGaussian (the worst case).
+	// The throughput rows take the set's first vectors again for each
+	// batch size.
+	Data string
 	// Dim is the vector dimension (default 768); TextBytes the text of
 	// each memory (default 512).
 	Dim, TextBytes int
@@ -66,6 +72,7 @@ type EngineRow struct {
 
 // EngineReport is RunEngine's result.
 type EngineReport struct {
+	Dataset   string      `json:"dataset"`
 	Dim       int         `json:"dim"`
 	TextBytes int         `json:"text_bytes"`
 	Writes    int         `json:"writes"`
@@ -84,6 +91,7 @@ type EngineReport struct {
 	OpenLogOnlyS  float64 `json:"open_log_only_s"`
 	LogOnlyN      int     `json:"log_only_n"`
 	SnapshotMiB   float64 `json:"snapshot_mib"`
+	note          string
 }
 
 func (c *EngineConfig) defaults() {
@@ -118,30 +126,46 @@ func (c *EngineConfig) defaults() {
 
 type memGen struct {
 	rng  *rand.Rand
-	dim  int
+	vecs *VectorSet
 	text string
 	keys int
 	frac float64
 	n    int
 }
 
-func (g *memGen) next() tidemark.Memory {
-	v := make([]float32, g.dim)
-	for i := range v {
-		v[i] = float32(g.rng.NormFloat64())
+// next is the next memory: the set's next base vector (from the first
+// again past the end of a file set), a text and, for a KeyShare of them,
+// a fact key.
+func (g *memGen) next() (tidemark.Memory, error) {
+	v := make([]float32, g.vecs.Dim)
+	i := g.n
+	if !g.vecs.Unbounded {
+		i %= g.vecs.N
+	}
+	if err := g.vecs.Base(i, v); err != nil {
+		return tidemark.Memory{}, err
 	}
 	g.n++
 	m := tidemark.Memory{ID: fmt.Sprintf("m%d", g.n), Text: fmt.Sprintf("%d %s", g.n, g.text), Vector: v, Source: temporal.SourceWiki}
 	if g.rng.Float64() < g.frac {
 		m.Kind, m.Subject, m.Relation, m.Object = temporal.Versioned, fmt.Sprintf("s%d", g.rng.IntN(g.keys)), "value", fmt.Sprint(g.rng.IntN(1000))
 	}
-	return m
+	return m, nil
 }
 
 // RunEngine runs the engine benchmark.
 func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 	cfg.defaults()
 	rep := EngineReport{Dim: cfg.Dim, TextBytes: cfg.TextBytes, Writes: cfg.Writes, N: cfg.N, Tail: cfg.Tail}
+	vecs, err := OpenVectorSet(cfg.Data, cfg.Dim, max(cfg.N, cfg.Writes), 1)
+	if err != nil {
+		return rep, err
+	}
+	defer vecs.Close()
+	rep.Dataset, rep.note = vecs.Name, vecs.Note
+	if cfg.N > vecs.N {
+		return rep, fmt.Errorf("bench: engine: %s has %d vectors, fewer than n = %d (use a generated set: %s or %s)", vecs.Name, vecs.N, cfg.N, DataSynthetic, DataGaussian)
+	}
 	root, cleanup, err := workDir(cfg.Dir, "engine")
 	if err != nil {
 		return rep, err
@@ -153,7 +177,7 @@ func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 		if b < 1 {
 			return rep, fmt.Errorf("bench: batch size %d", b)
 		}
-		row, err := writeRounds(ctx, &cfg, root, b, text)
+		row, err := writeRounds(ctx, &cfg, vecs, root, b, text)
 		if err != nil {
 			return rep, err
 		}
@@ -175,7 +199,7 @@ func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 		db.Close()
 		return rep, err
 	}
-	gen := &memGen{rng: rand.New(rand.NewPCG(2, 2)), dim: cfg.Dim, text: text, keys: max(1, cfg.N/4), frac: cfg.KeyShare}
+	gen := &memGen{rng: rand.New(rand.NewPCG(2, 2)), vecs: vecs, text: text, keys: max(1, cfg.N/4), frac: cfg.KeyShare}
 	start := time.Now()
 	tail := min(cfg.Tail, cfg.N)
 	logOnly := filepath.Join(root, "log-only")
@@ -194,7 +218,10 @@ func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 		}
 		bt := make([]tidemark.Memory, min(1000, cfg.N-w))
 		for i := range bt {
-			bt[i] = gen.next()
+			if bt[i], err = gen.next(); err != nil {
+				db.Close()
+				return rep, err
+			}
 		}
 		if _, err := c.Put(ctx, bt); err != nil {
 			db.Close()
@@ -239,9 +266,9 @@ func RunEngine(ctx context.Context, cfg EngineConfig) (EngineReport, error) {
 // writeRounds measures one batch size: Rounds rounds, each writing
 // Writes/Rounds memories through the bare log and then through the engine
 // (one database growing across the rounds).
-func writeRounds(ctx context.Context, cfg *EngineConfig, root string, b int, text string) (EngineRow, error) {
+func writeRounds(ctx context.Context, cfg *EngineConfig, vecs *VectorSet, root string, b int, text string) (EngineRow, error) {
 	row := EngineRow{Batch: b, Rounds: cfg.Rounds}
-	gen := &memGen{rng: rand.New(rand.NewPCG(1, uint64(b))), dim: cfg.Dim, text: text, keys: max(1, cfg.Writes/4), frac: cfg.KeyShare}
+	gen := &memGen{rng: rand.New(rand.NewPCG(1, uint64(b))), vecs: vecs, text: text, keys: max(1, cfg.Writes/4), frac: cfg.KeyShare}
 	walDir, dir := filepath.Join(root, fmt.Sprintf("wal-%d", b)), filepath.Join(root, fmt.Sprintf("engine-%d", b))
 	defer os.RemoveAll(walDir)
 	defer os.RemoveAll(dir)
@@ -268,7 +295,9 @@ func writeRounds(ctx context.Context, cfg *EngineConfig, root string, b int, tex
 		for done := 0; done < per; done += b {
 			bt := make([]tidemark.Memory, min(b, per-done))
 			for i := range bt {
-				bt[i] = gen.next()
+				if bt[i], err = gen.next(); err != nil {
+					return row, err
+				}
 			}
 			batches = append(batches, bt)
 		}
@@ -329,7 +358,7 @@ func (r *EngineReport) WriteJSON(w io.Writer) error {
 // WriteTable writes the report as a table.
 func (r *EngineReport) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "writes of %d memories, dim %d, text %d B, fsync on\n", r.Writes, r.Dim, r.TextBytes)
+	fmt.Fprintf(tw, "%s\nwrites of %d memories, dim %d, text %d B, fsync on\n", r.note, r.Writes, r.Dim, r.TextBytes)
 	fmt.Fprintln(tw, "batch\tengine/s\tbare log/s\tengine ÷ log (median)\t(min)\t")
 	for _, row := range r.Rows {
 		fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.3f\t%.3f\t\n", row.Batch, row.EnginePerSec, row.WALPerSec, row.Ratio, row.RatioMin)

@@ -27,6 +27,7 @@ func workloads() []workload {
 		{"kernels", "the fused scoring stage against the memory copy bandwidth and a plain Go loop", runBenchKernels},
 		{"ann", "the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run", runBenchANN},
 		{"engine", "Put throughput per batch size against the bare log, and open/recovery times", runBenchEngine},
+		{"scale", "the engine at production shape (load, snapshot, open, recall, search, RSS) beside a bare index, same run", runBenchScale},
 		{"consolidate", "consolidation cost per 10k memories, and search latency while it runs", runBenchConsolidate},
 		{"serve", "a load test of tidemark serve on loopback: concurrent searches and upserts", runBenchServe},
 		{"quality", "the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours", runBenchQuality},

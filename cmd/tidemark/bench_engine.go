@@ -13,7 +13,8 @@ import (
 func runBenchEngine(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench engine", stderr)
 	dir := fs.String("dir", "", "where the databases go (default a temporary directory, removed)")
-	dim := fs.Int("dim", 768, "vector dimension")
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" (clustered, synthetic) or \""+bench.DataGaussian+"\" (random, the worst case)")
+	dim := fs.Int("dim", 768, "vector dimension (a dataset file's vectors are lifted to it orthonormally)")
 	textBytes := fs.Int("text-bytes", 512, "text bytes per memory")
 	batches := fs.String("batches", "1,100,1000", "Put batch sizes, comma-separated")
 	writes := fs.Int("writes", 2000, "memories written per batch size")
@@ -23,7 +24,7 @@ func runBenchEngine(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg := bench.EngineConfig{Dir: *dir, Dim: *dim, TextBytes: *textBytes, Writes: *writes, N: *n, Tail: *tail, Progress: stderr}
+	cfg := bench.EngineConfig{Dir: *dir, Data: *data, Dim: *dim, TextBytes: *textBytes, Writes: *writes, N: *n, Tail: *tail, Progress: stderr}
 	if *n == 0 {
 		cfg.N = -1
 	}
@@ -66,19 +67,24 @@ func runBenchConsolidate(args []string, stdout, stderr io.Writer) error {
 
 func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench serve", stderr)
-	n := fs.Int("n", 100000, "memories in the collection")
-	dim := fs.Int("dim", 768, "vector dimension")
-	clients := fs.Int("clients", 8, "concurrent clients")
-	duration := fs.Duration("duration", 30*time.Second, "load duration")
-	requests := fs.Int("requests", 1000000, "at most this many requests")
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" (clustered, synthetic) or \""+bench.DataGaussian+"\" (random, the worst case)")
+	n := fs.Int("n", 0, "memories in the collection (default: the whole dataset file; 100000 for synthetic and gaussian)")
+	dim := fs.Int("dim", 768, "vector dimension (a dataset file's vectors are lifted to it orthonormally)")
+	clients := fs.String("clients", "1,2,4,8", "concurrency levels, comma-separated, measured one after another")
+	duration := fs.Duration("duration", 30*time.Second, "load duration per level")
+	requests := fs.Int("requests", 1000000, "at most this many requests per level")
 	writeShare := fs.Float64("write-share", 0.1, "fraction of requests that are upserts")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	levels, err := intList(*clients)
+	if err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := bench.RunServe(ctx, bench.ServeConfig{N: *n, Dim: *dim, Clients: *clients, Duration: *duration, Requests: *requests,
+	rep, err := bench.RunServe(ctx, bench.ServeConfig{Data: *data, N: *n, Dim: *dim, Clients: levels, Duration: *duration, Requests: *requests,
 		WriteShare: *writeShare, Progress: stderr})
 	if err != nil {
 		return err

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+
+	"github.com/tidemark/tidemark/bench"
+)
+
+func runBenchScale(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench scale", stderr)
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" (clustered, synthetic) or \""+bench.DataGaussian+"\" (random, the worst case)")
+	dim := fs.Int("dim", 768, "vector dimension (a dataset file's vectors are lifted to it orthonormally)")
+	n := fs.Int("n", 0, "memories (default: the whole dataset file; 100000 for synthetic and gaussian)")
+	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "GOMAXPROCS for the run, and the bare index's inserting goroutines")
+	queries := fs.Int("queries", 1000, "searches (at most the dataset file's queries)")
+	runs := fs.Int("runs", 3, "complete runs; the report gives the median and, with more than one, the min")
+	dir := fs.String("dir", "", "where each run's database goes (default the temporary directory)")
+	int8Walk := fs.Bool("int8", false, "build the bare index with int8 codes and walk them (set it to match the engine's walk)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunScale(ctx, bench.ScaleConfig{Data: *data, Dim: *dim, N: *n, Threads: *threads, Queries: *queries,
+		Runs: *runs, Dir: *dir, Int8Walk: *int8Walk, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
