@@ -49,12 +49,11 @@ type ScaleConfig struct {
 	// Dir is where each run's database goes (default the system's
 	// temporary directory); it should be on the disk being measured.
 	Dir string
-	// Int8Walk builds the bare index with int8 codes (index.Options
-	// Quantize) and walks them. It must match the engine's walk for
-	// index_search_p50_ms to be the engine's own walk: false while the
-	// engine walks its float32 vectors (Collection.newIndex in
-	// collection.go builds its indexes without Quantize).
-	Int8Walk bool
+	// Float32Walk builds the bare index without int8 codes and walks its
+	// float32 vectors. By default it walks int8 codes (index.Options
+	// Quantize) as the engine's indexes do (Collection.newIndex in
+	// collection.go), so that index_search_p50_ms is the engine's own walk.
+	Float32Walk bool
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 }
@@ -91,7 +90,7 @@ type ScaleResult struct {
 	// IndexSearchP50Ms is the bare index's Search latency (k = 10) with
 	// the beam width the engine's ANN plan uses,
 	// max(CollectionOptions.Ef, k·Overfetch, 64), and the walk of
-	// ScaleConfig.Int8Walk.
+	// ScaleConfig.Float32Walk.
 	IndexSearchP50Ms float64 `json:"index_search_p50_ms"`
 	// RSSBytes is the process's peak resident set during the load (the
 	// peak is reset before it where the system allows, on Linux): the
@@ -302,7 +301,7 @@ func scaleRun(ctx context.Context, c *ScaleConfig, d *VectorSet, queries []float
 	}
 
 	// The bare index, with the engine's options (Collection.newIndex).
-	h, err := index.New(&index.Options{Dim: c.Dim, M: opts.M, EfConstruction: opts.EfConstruction, Ef: opts.Ef, Quantize: c.Int8Walk})
+	h, err := index.New(&index.Options{Dim: c.Dim, M: opts.M, EfConstruction: opts.EfConstruction, Ef: opts.Ef, Quantize: !c.Float32Walk})
 	if err != nil {
 		return res, rssReset, err
 	}
@@ -325,7 +324,7 @@ func scaleRun(ctx context.Context, c *ScaleConfig, d *VectorSet, queries []float
 	}
 	res.IndexSearchP50Ms = percentile(lat, 0.50)
 	walk := "float32"
-	if c.Int8Walk {
+	if !c.Float32Walk {
 		walk = "int8"
 	}
 	say("bare index: ef %d, %s walk, recall@10 %.4f, p50 %.3f ms, p99 %.3f ms", ef, walk, idxRecall, res.IndexSearchP50Ms, percentile(lat, 0.99))

@@ -19,7 +19,7 @@ func runBenchScale(args []string, stdout, stderr io.Writer) error {
 	queries := fs.Int("queries", 1000, "searches (at most the dataset file's queries)")
 	runs := fs.Int("runs", 3, "complete runs; the report gives the median and, with more than one, the min")
 	dir := fs.String("dir", "", "where each run's database goes (default the temporary directory)")
-	int8Walk := fs.Bool("int8", false, "build the bare index with int8 codes and walk them (set it to match the engine's walk)")
+	f32Walk := fs.Bool("float32", false, "build the bare index without int8 codes and walk its float32 vectors (the engine walks int8 codes)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -27,7 +27,7 @@ func runBenchScale(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	rep, err := bench.RunScale(ctx, bench.ScaleConfig{Data: *data, Dim: *dim, N: *n, Threads: *threads, Queries: *queries,
-		Runs: *runs, Dir: *dir, Int8Walk: *int8Walk, Progress: stderr})
+		Runs: *runs, Dir: *dir, Float32Walk: *f32Walk, Progress: stderr})
 	if err != nil {
 		return err
 	}
