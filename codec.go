@@ -66,9 +66,9 @@ import (
 // the engine derived: string key rule, string key-from id, string the
 // adopted object, bool embedded (the vector came from the embedder).
 //
-// # Snapshot body (format 4)
+// # Snapshot body (format 5)
 //
-//	uvarint  format version (1 to 4)
+//	uvarint  format version (1 to 5)
 //	float64  the DB's last transaction time (days)
 //	uvarint  number of collections, then for each, in name order:
 //	  frame  header: string name, uvarint incarnation, collOpts (defaults
@@ -79,6 +79,9 @@ import (
 //	  frame  the rest of the ledger (snapTail): pending depends_on
 //	         targets, dependency pairs, ripple seeds, the audit, the
 //	         feedback limits, the fact chains and the document chains
+//	  frame  (format 5 on) the drift state (snapDrift): the cluster
+//	         anchors, the kernel groups, each row's kernel group, and
+//	         each drift group's detector, last reading and history
 //	  frame  (formats 1 and 2 only) the link graph, skipped: it is
 //	         derived from the rows
 //	  the surface HNSW, then the archive HNSW: the graphs without their
@@ -88,9 +91,11 @@ import (
 //
 // A frame is a uvarint length and that many bytes. The HNSW indexes are
 // derived data: Open checks them against the ledger and rebuilds them
-// when they disagree; the link graph is always rebuilt. Memories and
+// when they disagree; the link graph is always rebuilt; the drift
+// detectors are restored from snapDrift (from a snapshot of format 4 or
+// older, rebuilt by feeding every row to them again in order). Memories and
 // options in a snapshot use the log record's format of the same era:
-// record format 1 in snapshot format 1, 2 in 2 to 4.
+// record format 1 in snapshot format 1, 2 in 2 to 5.
 
 // ---- log record ----
 
@@ -405,9 +410,10 @@ func decodeReplaced(r *wire.Reader) []string {
 // snapshotVersion is the snapshot format; 2 stores memories and options
 // as record version 2 does; 3 no longer stores the link graph, which is
 // derived from the rows; 4 stores the HNSW indexes without their vectors
-// (index.HNSW.SaveGraph), which the rows hold: each vector once. Versions
-// 1 to 3 are still read.
-const snapshotVersion = 4
+// (index.HNSW.SaveGraph), which the rows hold: each vector once; 5 stores
+// the drift detectors' state (snapDrift) instead of replaying every row
+// through them on load. Versions 1 to 4 are still read.
+const snapshotVersion = 5
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
@@ -421,6 +427,9 @@ func writeFrame(w *bufio.Writer, b []byte) error {
 	return err
 }
 
+// readFrame reads one frame into buf (reused when large enough). It grows
+// the buffer as the bytes arrive, a megabyte at a time, so a hostile
+// length costs at most what the input holds, not what it claims.
 func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 	n, err := binary.ReadUvarint(r)
 	if err != nil {
@@ -429,12 +438,14 @@ func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 	if n > maxFrame {
 		return nil, fmt.Errorf("%w: snapshot frame of %d bytes", ErrCorrupt, n)
 	}
-	if uint64(cap(buf)) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
+	buf = buf[:0]
+	for uint64(len(buf)) < n {
+		k := len(buf)
+		step := int(min(n-uint64(k), 1<<20))
+		buf = slices.Grow(buf, step)[:k+step]
+		if _, err := io.ReadFull(r, buf[k:]); err != nil {
+			return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
+		}
 	}
 	return buf, nil
 }
@@ -520,6 +531,11 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
+	f.B = f.B[:0]
+	c.encodeDrift(&f)
+	if err := writeFrame(w, f.B); err != nil {
+		return err
+	}
 	// The indexes without their vectors: the rows hold them.
 	if err := c.surface.SaveGraph(w); err != nil {
 		return err
@@ -569,6 +585,16 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	c.decodeTail(fr, nrows)
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())
+	}
+	if v >= 5 {
+		if buf, err = readFrame(r, buf); err != nil {
+			return nil, false, err
+		}
+		fr = wire.NewReader(buf)
+		c.decodeDrift(fr)
+		if fr.Err() != nil {
+			return nil, false, bad("drift", fr.Err())
+		}
 	}
 	if err := c.rebuildMaps(); err != nil {
 		return nil, false, bad("ledger", err)
@@ -658,8 +684,9 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 }
 
 // decodeRow reads what encodeRow wrote (format v) as row j of nrows and
-// appends it to the ledger with its beliefs' columns and its drift
-// observation (in log order, so the detectors replay the same).
+// appends it to the ledger with its beliefs' columns; before format 5,
+// also its drift observation (in log order, so the detectors replay the
+// same; format 5 reads their state from snapDrift, decodeDrift).
 func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	var rw row
 	rw.mem = decodeMemory(fr, v)
@@ -703,7 +730,9 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	for range rw.states {
 		l.appendBelief(j, vec, false)
 	}
-	l.observeDrift(j)
+	if v < 5 {
+		l.observeDrift(j)
+	}
 	if rw.visible {
 		l.visible++
 	}
@@ -811,6 +840,217 @@ func (l *ledger) decodeTail(fr *wire.Reader, nrows int) {
 		k := docChunk{doc: fr.String(MaxKeyBytes), chunk: int(fr.Int64Max(1 << 31))}
 		l.byDoc[k] = readInts(fr, nrows)
 	}
+}
+
+// encodeDrift writes the drift state (snapDrift): uvarint n and n ×
+// uvarint anchor row; uvarint n and n × kernel group (string drift group,
+// float64 half-life), in index order; one uvarint kernel group per row,
+// in row order (no count: there are as many as rows); uvarint n and n ×
+// drift group in name order: string name, uvarint observations, the last
+// reading (float64 distance, volatility, V0 and λ, bools calibrated and
+// warm), uvarint n and n × history point (time, float64 λ, float64
+// volatility), then its detector's state but the ring
+// (temporal.DriftDetectorState): uvarint embeddings held, bool warm and
+// if warm dim × float64 recent sum, dim × float64 archival sum and
+// uvarint observations since they were exact; float64 volatility and V0,
+// bool calibrated, uvarint n and n × float64 burn-in volatilities. The
+// ring is not stored: it holds the unit vectors of the group's last
+// (held) rows, which decodeDrift takes from the rows. The detectors'
+// options are driftOpts and their dimension the collection's.
+func (l *ledger) encodeDrift(f *wire.Writer) {
+	writeInts(f, l.anchors)
+	f.Uvarint(uint64(len(l.kgroups)))
+	for _, k := range l.kgroups {
+		f.String(k.drift)
+		f.Float64(k.halfLife)
+	}
+	for j := range l.rows {
+		f.Uvarint(uint64(l.rows[j].kgroup))
+	}
+	names := slices.Sorted(maps.Keys(l.drift))
+	f.Uvarint(uint64(len(names)))
+	for _, name := range names {
+		g := l.drift[name]
+		f.String(name)
+		f.Uvarint(uint64(g.n))
+		for _, x := range []float64{g.last.Distance, g.last.Volatility, g.last.V0, g.last.Lambda} {
+			f.Float64(x)
+		}
+		f.Bool(g.last.Calibrated)
+		f.Bool(g.last.Warm)
+		f.Uvarint(uint64(len(g.history)))
+		for _, p := range g.history {
+			f.Time(p.Time)
+			f.Float64(p.Lambda)
+			f.Float64(p.Volatility)
+		}
+		s := g.det.State()
+		f.Uvarint(uint64(s.Held))
+		f.Bool(s.RecentSum != nil)
+		if s.RecentSum != nil {
+			writeFloat64s(f, s.RecentSum)
+			writeFloat64s(f, s.ArchiveSum)
+			f.Uvarint(uint64(s.SinceExact))
+		}
+		f.Float64(s.Volatility)
+		f.Float64(s.V0)
+		f.Bool(s.Calibrated)
+		f.Uvarint(uint64(len(s.Burn)))
+		writeFloat64s(f, s.Burn)
+	}
+}
+
+// decodeDrift reads what encodeDrift wrote into a ledger whose rows are
+// read, and restores the detectors with their rings taken from the rows.
+// It checks that the state agrees with the rows: every row's kernel
+// group exists, so does every kernel group's drift group, and a group's
+// observations are its rows with a finite unit vector.
+func (l *ledger) decodeDrift(fr *wire.Reader) {
+	nrows := len(l.rows)
+	fail := func(format string, args ...any) { fr.Fail(fmt.Errorf(format, args...)) }
+	l.anchors = readInts(fr, nrows)
+	if fr.Err() == nil && len(l.anchors) > driftClusters {
+		fail("%d drift anchors", len(l.anchors))
+	}
+	for range fr.Count(1<<32, 9) {
+		k := kernelGroup{drift: fr.String(MaxKeyBytes * 4), halfLife: fr.Float64()}
+		if _, dup := l.kgIndex[k]; dup && fr.Err() == nil {
+			fail("kernel group %+v twice", k)
+		}
+		l.kgIndex[k] = uint32(len(l.kgroups))
+		l.kgroups = append(l.kgroups, k)
+	}
+	for j := range l.rows {
+		k := uint32(fr.Int64Max(int64(len(l.kgroups)) - 1))
+		l.rows[j].kgroup = k
+		for _, b := range l.rows[j].beliefs {
+			l.batch.Group[b] = k
+		}
+	}
+	dim, opts := l.opts.Dim, driftOpts.WithDefaults()
+	capn := opts.RecentWindow + opts.ArchiveWindow
+	type restore struct {
+		g    *driftGroup
+		s    temporal.DriftDetectorState
+		ring [][]float64
+		rows int // the group's rows with a finite unit vector
+	}
+	var names []string
+	groups := map[string]*restore{}
+	for range fr.Count(1<<32, 40) {
+		name := fr.String(MaxKeyBytes * 4)
+		p := &restore{g: &driftGroup{n: int(fr.Int64Max(int64(nrows)))}}
+		p.g.last = temporal.DriftReading{Distance: fr.Float64(), Volatility: fr.Float64(), V0: fr.Float64(), Lambda: fr.Float64(),
+			Calibrated: fr.Bool(), Warm: fr.Bool()}
+		for range fr.Count(DriftHistory, 17) {
+			p.g.history = append(p.g.history, DriftPoint{Time: fr.Time(), Lambda: fr.Float64(), Volatility: fr.Float64()})
+		}
+		p.s = temporal.DriftDetectorState{Dim: dim, Options: opts, Held: fr.Count(capn, 0)}
+		if fr.Bool() {
+			p.s.RecentSum, p.s.ArchiveSum = readFloat64s(fr, dim), readFloat64s(fr, dim)
+			p.s.SinceExact = fr.Count(capn, 0)
+		}
+		p.s.Volatility, p.s.V0, p.s.Calibrated = fr.Float64(), fr.Float64(), fr.Bool()
+		p.s.Burn = readFloat64s(fr, fr.Count(opts.BurnIn, 8))
+		switch {
+		case fr.Err() != nil:
+			return
+		case !finiteReading(p.g.last):
+			fail("drift group %q: last reading %+v", name, p.g.last)
+			return
+		case len(names) > 0 && name <= names[len(names)-1]:
+			fail("drift group %q out of order", name)
+			return
+		case p.s.Held != min(p.g.n, capn) || len(p.g.history) != min(p.g.n, DriftHistory):
+			fail("drift group %q: %d observations, %d held, %d in its history", name, p.g.n, p.s.Held, len(p.g.history))
+			return
+		}
+		names = append(names, name)
+		groups[name] = p
+	}
+	if fr.Err() == nil && fr.Len() != 0 {
+		fail("%d trailing bytes", fr.Len())
+	}
+	if fr.Err() != nil {
+		return
+	}
+	// The rings: each group's last held rows with a finite unit vector,
+	// collected from the end of the ledger.
+	of := make([]*restore, len(l.kgroups))
+	for i, k := range l.kgroups {
+		if of[i] = groups[k.drift]; of[i] == nil {
+			fail("kernel group %d: no drift group %q", i, k.drift)
+			return
+		}
+	}
+	for j := nrows - 1; j >= 0; j-- {
+		p := of[l.rows[j].kgroup]
+		if !finite(l.unitVector(j)) {
+			continue // the detector refused it
+		}
+		p.rows++
+		if len(p.ring) < p.s.Held {
+			p.ring = append(p.ring, slices.Clone(l.driftVector(j)))
+		}
+	}
+	for _, name := range names {
+		p := groups[name]
+		if p.rows != p.g.n {
+			fail("drift group %q: %d observations, %d rows", name, p.g.n, p.rows)
+			return
+		}
+		slices.Reverse(p.ring)
+		det, err := temporal.RestoreDriftDetector(p.s, p.ring)
+		if err != nil {
+			fr.Fail(fmt.Errorf("drift group %q: %w", name, err))
+			return
+		}
+		p.g.det = det
+		l.drift[name] = p.g
+	}
+}
+
+func writeFloat64s(f *wire.Writer, xs []float64) {
+	for _, x := range xs {
+		f.Float64(x)
+	}
+}
+
+// readFloat64s reads n float64 values (nil for none).
+func readFloat64s(r *wire.Reader, n int) []float64 {
+	if n == 0 || r.Err() != nil {
+		return nil
+	}
+	if r.Len()/8 < n {
+		r.Fail(fmt.Errorf("%d float64 values, %d bytes left", n, r.Len()))
+		return nil
+	}
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = r.Float64()
+	}
+	return out
+}
+
+// finiteReading reports whether a reading's values are finite.
+func finiteReading(r temporal.DriftReading) bool {
+	for _, x := range []float64{r.Distance, r.Volatility, r.V0, r.Lambda} {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// finite reports whether every value of v is finite (what a drift
+// detector accepts).
+func finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func writeInts(f *wire.Writer, xs []int) {

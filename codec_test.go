@@ -84,6 +84,7 @@ func TestSnapshotBodyRoundTrip(t *testing.T) {
 // without error is a consistent ledger that writes itself again.
 func FuzzSnapshotBody(f *testing.F) {
 	f.Add(snapshotSeed(f))
+	f.Add(driftSnapshotSeed(f))
 	f.Add([]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}

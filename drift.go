@@ -27,8 +27,13 @@ import (
 // drift 2.75× faster than its profile, since VDD's soft sigmoid, k = 10,
 // never comes near λ_base for volatilities of a few tenths.) The fused stage uses it when the parameters
 // ask for adaptive decay (temporal.MethodVDD) and the collection does not
-// set StaticDecay. The detectors are derived data: Open rebuilds them by
-// feeding the stored memories again in order.
+// set StaticDecay. The detectors are derived data, a function of the
+// memories in log order: replaying the log rebuilds them, and the
+// snapshot (format 5 on) stores their state — each detector's running
+// sums and counters, its group's last reading and history, the anchors
+// and every row's kernel group — so that Open after Close does not feed
+// every memory through them again; the embeddings in a detector's ring
+// are its group's last rows' unit vectors, taken from the rows.
 
 // DriftPoint is one reading of a group's detector.
 type DriftPoint struct {
@@ -78,11 +83,11 @@ var driftOpts = temporal.DriftOptions{}
 const driftClusters = 16
 
 // driftName is row j's drift group: its normalised fact subject (of a key
-// the caller gave), else a
-// coarse cluster — the nearest (by cosine) of the first driftClusters
-// subject-less memories' vectors, taken as anchors in log order, so the
-// grouping is deterministic and replays the same (c.mu held).
-func (l *ledger) driftName(j int, vec []float32) string {
+// the caller gave), else a coarse cluster — the nearest (by cosine) of
+// the first driftClusters subject-less memories' vectors, taken as
+// anchors in log order, so the grouping is deterministic and replays the
+// same (c.mu held; row j's unit vector is in the batch).
+func (l *ledger) driftName(j int) string {
 	// A caller's key only: a derived one may be adopted later (keys.go),
 	// and the group must be the one the memory joined when written.
 	r := &l.rows[j]
@@ -90,12 +95,13 @@ func (l *ledger) driftName(j int, vec []float32) string {
 		return r.key.Subject
 	}
 	if len(l.anchors) < driftClusters {
-		l.anchors = append(l.anchors, vec)
+		l.anchors = append(l.anchors, j)
 		return fmt.Sprintf("cluster:%d", len(l.anchors)-1)
 	}
+	vec := l.unitVector(j)
 	best, bi := float32(-2), 0
 	for i, a := range l.anchors {
-		if d := simd.Dot(a, vec); d > best {
+		if d := simd.Dot(l.unitVector(a), vec); d > best {
 			best, bi = d, i
 		}
 	}
@@ -107,9 +113,7 @@ func (l *ledger) driftName(j int, vec []float32) string {
 // order).
 func (l *ledger) observeDrift(j int) {
 	r := &l.rows[j]
-	b0 := r.beliefs[0]
-	vec := l.batch.Vectors[b0*l.opts.Dim : (b0+1)*l.opts.Dim]
-	name := l.driftName(j, slices.Clone(vec))
+	name := l.driftName(j)
 	g := l.drift[name]
 	if g == nil {
 		det, err := temporal.NewDriftDetector(l.opts.Dim, &driftOpts)
@@ -119,10 +123,7 @@ func (l *ledger) observeDrift(j int) {
 		g = &driftGroup{det: det}
 		l.drift[name] = g
 	}
-	v := make([]float64, len(vec))
-	for i, x := range vec {
-		v[i] = float64(x)
-	}
+	v := l.driftVector(j)
 	if rd, err := g.det.Observe(v); err == nil {
 		g.last = rd
 		g.n++
@@ -142,6 +143,18 @@ func (l *ledger) observeDrift(j int) {
 	for _, b := range r.beliefs {
 		l.batch.Group[b] = idx
 	}
+}
+
+// driftVector is row j's unit vector in float64, what its group's
+// detector observes (in a buffer reused by the next call; the detector
+// copies it).
+func (l *ledger) driftVector(j int) []float64 {
+	vec := l.unitVector(j)
+	l.driftBuf = slices.Grow(l.driftBuf[:0], len(vec))[:len(vec)]
+	for i, x := range vec {
+		l.driftBuf[i] = float64(x)
+	}
+	return l.driftBuf
 }
 
 // groupLambdas returns the fused stage's λ per kernel group (c.mu held).

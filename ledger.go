@@ -56,10 +56,11 @@ type ledger struct {
 	// so the ANN plan searches the archive too.
 	histUntil float64
 	// Drift detectors by group, and the column store's decay groups.
-	drift   map[string]*driftGroup
-	anchors [][]float32 // the coarse drift clusters' anchor vectors
-	kgIndex map[kernelGroup]uint32
-	kgroups []kernelGroup
+	drift    map[string]*driftGroup
+	anchors  []int // the rows whose unit vectors anchor the coarse drift clusters
+	kgIndex  map[kernelGroup]uint32
+	kgroups  []kernelGroup
+	driftBuf []float64 // driftVector's buffer
 
 	// linkOps lists the link-graph changes of the record being applied, in
 	// order; the handle mirrors them into its graph (Collection.syncLinks).

@@ -29,7 +29,7 @@ type DriftOptions struct {
 	RecentWindow int
 	// ArchiveWindow is w_arch, the number of embeddings before the recent
 	// window in the archival centroid (default 200; VDD recommends
-	// 100–200).
+	// 100–200). Each window is at most 2^30.
 	ArchiveWindow int
 	// LambdaBase and LambdaMax bound λ(t) (defaults 0.2 and 0.9, VDD §3.3's
 	// recommended ranges [0.2, 0.3] and [0.9, 0.95]). λ is per step of
@@ -87,10 +87,10 @@ func (o *DriftOptions) WithDefaults() DriftOptions {
 func (o *DriftOptions) Validate() error {
 	d := o.WithDefaults()
 	switch {
-	case d.RecentWindow < 1:
-		return fmt.Errorf("%w: DriftOptions.RecentWindow must be ≥ 1, got %d", ErrInvalid, d.RecentWindow)
-	case d.ArchiveWindow < 1:
-		return fmt.Errorf("%w: DriftOptions.ArchiveWindow must be ≥ 1, got %d", ErrInvalid, d.ArchiveWindow)
+	case d.RecentWindow < 1 || d.RecentWindow > maxDriftWindow:
+		return fmt.Errorf("%w: DriftOptions.RecentWindow must be in [1, 2^30], got %d", ErrInvalid, d.RecentWindow)
+	case d.ArchiveWindow < 1 || d.ArchiveWindow > maxDriftWindow:
+		return fmt.Errorf("%w: DriftOptions.ArchiveWindow must be in [1, 2^30], got %d", ErrInvalid, d.ArchiveWindow)
 	case d.BurnIn < 1:
 		return fmt.Errorf("%w: DriftOptions.BurnIn must be ≥ 1, got %d", ErrInvalid, d.BurnIn)
 	case !(d.LambdaBase >= 0) || !(d.LambdaMax >= d.LambdaBase) || math.IsInf(d.LambdaMax, 0):
@@ -137,16 +137,44 @@ type DriftReading struct {
 // decay rate λ(t). It is warm once the recent window is full and the archive
 // holds at least RecentWindow embeddings.
 //
+// The centroids are kept as running sums of the two windows: an
+// observation adds the new embedding to the recent sum, moves the one it
+// pushes out of the recent window to the archival sum and drops the oldest
+// from it, so Observe costs O(dim) whatever the windows. The sums are
+// recomputed from the held embeddings (in order, as a fresh centroid
+// would be) when the detector first warms up and then every
+// RecentWindow+ArchiveWindow observations, which bounds the rounding the
+// running sums accumulate (and makes the reading right after a
+// recomputation bit-identical to centroids taken from scratch). The
+// calibration of V0 keeps the first BurnIn warm volatilities and takes
+// their percentile once.
+//
 // A DriftDetector is not safe for concurrent use.
 type DriftDetector struct {
-	opt        DriftOptions
-	dim        int
-	ring       [][]float64 // the last RecentWindow+ArchiveWindow embeddings, oldest first
-	volatility float64
-	v0         float64
-	calibrated bool
-	burn       []float64
+	opt DriftOptions
+	dim int
+	// ring holds the last min(observations, RecentWindow+ArchiveWindow)
+	// embeddings, flat: position i (0 the oldest) is slot (head+i) mod
+	// capacity. It grows by appending until full (head 0), then each
+	// observation overwrites the oldest.
+	ring []float64
+	held int
+	head int
+	// recent and archive are the sums of the recent window (the last
+	// RecentWindow embeddings) and of the archival window (the ones before
+	// them); nil until warm. sinceExact counts the observations since they
+	// were last recomputed from the ring.
+	recent, archive []float64
+	sinceExact      int
+	volatility      float64
+	v0              float64
+	calibrated      bool
+	burn            []float64
 }
+
+// maxDriftWindow bounds RecentWindow and ArchiveWindow (and so the ring's
+// arithmetic).
+const maxDriftWindow = 1 << 30
 
 // NewDriftDetector returns a detector for embeddings of dimension dim.
 func NewDriftDetector(dim int, opts *DriftOptions) (*DriftDetector, error) {
@@ -164,9 +192,28 @@ func NewDriftDetector(dim int, opts *DriftOptions) (*DriftDetector, error) {
 	return d, nil
 }
 
+// capacity is the ring's size in embeddings, RecentWindow+ArchiveWindow;
+// it is also the period of the exact recomputation of the sums.
+func (d *DriftDetector) capacity() int { return d.opt.RecentWindow + d.opt.ArchiveWindow }
+
+// warm reports whether both windows hold data (the ring holds at least
+// 2·RecentWindow embeddings); once warm, a detector stays warm.
+func (d *DriftDetector) warm() bool { return d.held >= 2*d.opt.RecentWindow }
+
+// at is the embedding at position i of the ring, 0 the oldest.
+func (d *DriftDetector) at(i int) []float64 {
+	s := d.head + i
+	if c := d.capacity(); s >= c {
+		s -= c
+	}
+	return d.ring[s*d.dim : (s+1)*d.dim]
+}
+
 // Observe adds one embedding and returns the new reading. It returns an
 // error for a wrong dimension or a non-finite value, and then changes
-// nothing.
+// nothing. It costs O(dim), plus O(dim·(RecentWindow+ArchiveWindow)) once
+// every RecentWindow+ArchiveWindow observations (the exact recomputation
+// of the sums) and one sort of BurnIn volatilities at calibration.
 func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 	if len(v) != d.dim {
 		return DriftReading{}, fmt.Errorf("%w: drift detector got dimension %d, want %d", ErrInvalid, len(v), d.dim)
@@ -176,20 +223,47 @@ func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 			return DriftReading{}, fmt.Errorf("%w: drift detector got %v at index %d", ErrInvalid, x, i)
 		}
 	}
-	cw, aw := d.opt.RecentWindow, d.opt.ArchiveWindow
-	if len(d.ring) == cw+aw {
-		copy(d.ring, d.ring[1:])
-		d.ring = d.ring[:len(d.ring)-1]
+	cw, capn := d.opt.RecentWindow, d.capacity()
+	if d.recent != nil {
+		// The embedding at the recent window's start moves to the archive;
+		// a full ring drops its oldest from the archive.
+		moved := d.at(d.held - cw)
+		if d.held == capn {
+			old := d.at(0)
+			for i, x := range moved {
+				d.recent[i] += v[i] - x
+				d.archive[i] += x - old[i]
+			}
+		} else {
+			for i, x := range moved {
+				d.recent[i] += v[i] - x
+				d.archive[i] += x
+			}
+		}
 	}
-	d.ring = append(d.ring, append([]float64(nil), v...))
+	if d.held == capn {
+		copy(d.at(0), v)
+		if d.head++; d.head == capn {
+			d.head = 0
+		}
+	} else {
+		d.grow()
+		d.ring = append(d.ring, v...)
+		d.held++
+	}
 
 	r := DriftReading{V0: d.v0, Calibrated: d.calibrated, Lambda: d.opt.LambdaBase}
-	if len(d.ring) < 2*cw {
+	if !d.warm() {
 		return r, nil
 	}
-	split := len(d.ring) - cw
+	if d.recent == nil {
+		d.recent, d.archive = make([]float64, d.dim), make([]float64, d.dim)
+		d.resum()
+	} else if d.sinceExact++; d.sinceExact == capn {
+		d.resum()
+	}
 	r.Warm = true
-	r.Distance = 1 - cosineClamped(centroid(d.ring[:split], d.dim), centroid(d.ring[split:], d.dim))
+	r.Distance = 1 - centroidCosine(d.archive, d.recent, float64(d.held-cw), float64(cw))
 	switch d.opt.Smoothing {
 	case SmoothingPeer:
 		raw := math.Min(1, r.Distance/d.opt.PeerThreshold)
@@ -213,36 +287,55 @@ func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 	return r, nil
 }
 
+// grow makes room for one more embedding in a ring that is not full,
+// never beyond the ring's capacity.
+func (d *DriftDetector) grow() {
+	if len(d.ring)+d.dim <= cap(d.ring) {
+		return
+	}
+	n := max(2*cap(d.ring), len(d.ring)+d.dim)
+	n = min(n, d.capacity()*d.dim)
+	ring := make([]float64, len(d.ring), n)
+	copy(ring, d.ring)
+	d.ring = ring
+}
+
+// resum recomputes the two sums from the ring, oldest first, as a
+// centroid from scratch adds them up.
+func (d *DriftDetector) resum() {
+	clear(d.recent)
+	clear(d.archive)
+	split := d.held - d.opt.RecentWindow
+	for p := range d.held {
+		dst := d.archive
+		if p >= split {
+			dst = d.recent
+		}
+		for i, x := range d.at(p) {
+			dst[i] += x
+		}
+	}
+	d.sinceExact = 0
+}
+
 // V0 returns the threshold in force and whether it is calibrated.
 func (d *DriftDetector) V0() (float64, bool) { return d.v0, d.calibrated }
 
-func centroid(vs [][]float64, dim int) []float64 {
-	c := make([]float64, dim)
-	for _, v := range vs {
-		for i, x := range v {
-			c[i] += x
-		}
+// centroidCosine is the cosine of the centroids sa/na and sb/nb clamped to
+// [−1, 1]; a zero centroid has cosine 1 (distance 0), as in the reference
+// implementation.
+func centroidCosine(sa, sb []float64, na, nb float64) float64 {
+	var dot, qa, qb float64
+	for i := range sa {
+		a, b := sa[i]/na, sb[i]/nb
+		dot += a * b
+		qa += a * a
+		qb += b * b
 	}
-	n := float64(len(vs))
-	for i := range c {
-		c[i] /= n
-	}
-	return c
-}
-
-// cosineClamped is the cosine clamped to [−1, 1]; a zero centroid has
-// cosine 1 (distance 0), as in the reference implementation.
-func cosineClamped(a, b []float64) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += a[i] * b[i]
-		na += a[i] * a[i]
-		nb += b[i] * b[i]
-	}
-	if na < 1e-20 || nb < 1e-20 {
+	if qa < 1e-20 || qb < 1e-20 {
 		return 1
 	}
-	return math.Max(-1, math.Min(1, dot/(math.Sqrt(na)*math.Sqrt(nb))))
+	return math.Max(-1, math.Min(1, dot/(math.Sqrt(qa)*math.Sqrt(qb))))
 }
 
 // Percentile is the p-th percentile (0–100) of xs with linear interpolation
