@@ -51,7 +51,7 @@ func TestOptionsWithDefaultsKeepsOldValues(t *testing.T) {
 func TestCollectionOptionsWithDefaultsKeepsOldValues(t *testing.T) {
 	tx := time.Date(2026, 3, 14, 15, 9, 26, 0, time.FixedZone("x", 3600))
 	want := CollectionOptions{Dim: 8, HalfLife: 30, Epoch: time.Date(2026, 3, 14, 0, 0, 0, 0, time.UTC),
-		ExactThreshold: 10000, Overfetch: 8, M: 16, EfConstruction: 100, Ef: 64, ExpandHops: 8, ExpandBudget: 256,
+		ExactThreshold: 10000, Overfetch: 8, M: 16, EfConstruction: 100, Ef: 200, ExpandHops: 8, ExpandBudget: 256,
 		FeedbackPerDay: 5, FeedbackPerSource: 20}
 	in := &CollectionOptions{Dim: 8}
 	if got := in.createdAt(tx); got != want {
@@ -66,8 +66,9 @@ func TestCollectionOptionsWithDefaultsKeepsOldValues(t *testing.T) {
 	if got := in.WithDefaults(); got != noEpoch {
 		t.Errorf("WithDefaults = %+v\nwant          %+v", got, noEpoch)
 	}
-	// The HNSW defaults are the index package's.
-	if d := (*index.Options)(nil).WithDefaults(); d.M != want.M || d.EfConstruction != want.EfConstruction || d.Ef != want.Ef {
+	// M and EfConstruction default to the index package's; Ef is the
+	// engine's DefaultEf (raised from the index's 64 to 200 for recall).
+	if d := (*index.Options)(nil).WithDefaults(); d.M != want.M || d.EfConstruction != want.EfConstruction {
 		t.Errorf("index defaults %+v differ from the collection's", d)
 	}
 	// Set fields stay; an Epoch is taken to UTC.
