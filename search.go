@@ -486,12 +486,15 @@ func (c *Collection) firstStage(beliefs []int, sims []float32, n int) ([]int, []
 func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) error {
 	want := max(q.k*c.opts.Overfetch, 64)
 	ef := max(req.Ef, c.opts.Ef, want)
-	found, err := c.surface.Search(ctx, q.vec, want, &index.SearchOptions{Ef: ef})
+	// The index's candidates by their codes' distance: their exact cosines
+	// are computed below for the fused stage anyway.
+	so := &index.SearchOptions{Ef: ef, CodeScores: true}
+	found, err := c.surface.Search(ctx, q.vec, want, so)
 	if err != nil {
 		return err
 	}
 	if q.historical {
-		more, err := c.archive.Search(ctx, q.vec, want, &index.SearchOptions{Ef: ef})
+		more, err := c.archive.Search(ctx, q.vec, want, so)
 		if err != nil {
 			return err
 		}

@@ -638,6 +638,11 @@ type SearchOptions struct {
 	// Float32 walks a quantized index (Options.Quantize) with the float32
 	// vectors, as an index without codes would.
 	Float32 bool
+	// CodeScores returns a quantized search's best k by code distance
+	// without re-scoring them in float32: each Score is then the codes'
+	// estimate of the cosine. For a caller that computes exact cosines of
+	// the candidates itself (the engine re-scores every candidate).
+	CodeScores bool
 }
 
 // Result is one neighbour.
@@ -656,8 +661,10 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 	ef := h.ef
 	var filter func(uint64) bool
 	quant := h.quant
+	rerank := true
 	if opts != nil {
 		quant = quant && !opts.Float32
+		rerank = !opts.CodeScores
 		if opts.Ef < 0 {
 			return nil, fmt.Errorf("%w: SearchOptions.Ef = %d", ErrOptions, opts.Ef)
 		}
@@ -708,7 +715,7 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 		return nil, err
 	}
 	res := s.res.sorted(s.sel[:0])
-	if quant {
+	if quant && rerank {
 		// Re-score the best of the ef results with the float32 vectors:
 		// the codes' error (half a step of 1/127 of the largest element)
 		// moves a neighbour a few places, not from past rerankDepth(k)

@@ -911,3 +911,59 @@ func TestSaveGraphLoadGraph(t *testing.T) {
 		t.Fatalf("LoadGraph with vectors of another dimension: %v", err)
 	}
 }
+
+// CodeScores returns the codes' best k unre-scored: nearly the nodes the
+// re-scored search returns, each score within the codes' error of the
+// exact cosine.
+func TestCodeScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 2))
+	mix := newMixture(r, 10, 64)
+	h, err := New(&Options{Dim: 64, M: 12, EfConstruction: 80, Quantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := mix.sample(r, 2000)
+	for i, v := range data {
+		if err := h.Insert(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unit := func(v []float32) []float32 {
+		u := make([]float32, len(v))
+		if err := unitVector(v, u, len(v)); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	same, total := 0, 0
+	for _, q := range mix.sample(r, 30) {
+		exact, err := h.Search(context.Background(), q, 40, &SearchOptions{Ef: 80})
+		if err != nil {
+			t.Fatal(err)
+		}
+		coded, err := h.Search(context.Background(), q, 40, &SearchOptions{Ef: 80, CodeScores: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := map[uint64]bool{}
+		for _, e := range exact {
+			in[e.Key] = true
+		}
+		qn := unit(q)
+		for i, c := range coded {
+			if i > 0 && coded[i-1].Score < c.Score {
+				t.Fatal("code scores out of order")
+			}
+			if cos := simd.Dot(qn, unit(data[c.Key])); math.Abs(float64(cos-c.Score)) > 0.05 {
+				t.Fatalf("key %d: code score %v, exact cosine %v", c.Key, c.Score, cos)
+			}
+			if in[c.Key] {
+				same++
+			}
+			total++
+		}
+	}
+	if float64(same) < 0.9*float64(total) {
+		t.Fatalf("%d of %d code-ranked results are in the re-scored top k", same, total)
+	}
+}
