@@ -48,9 +48,15 @@ func snapshotSeed(t testing.TB) []byte {
 	if _, err := c.Consolidate(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
+	return snapshotBody(t, db)
+}
+
+// snapshotBody is the snapshot body db writes now.
+func snapshotBody(t testing.TB, db *DB) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	db.seq.mu.Lock()
-	err = db.writeState(&buf)
+	err := db.writeState(&buf)
 	db.seq.mu.Unlock()
 	if err != nil {
 		t.Fatal(err)

@@ -325,14 +325,7 @@ func driftSnapshotSeed(t testing.TB) []byte {
 	if _, err := c.Put(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	db.seq.mu.Lock()
-	err = db.writeState(&buf)
-	db.seq.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return snapshotBody(t, db)
 }
 
 // A snapshot with warm drift groups reads back to the same bytes.
