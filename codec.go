@@ -470,8 +470,8 @@ func (db *DB) writeState(out io.Writer) error {
 	return w.Flush()
 }
 
-// readState loads a snapshot written by writeState.
-func (db *DB) readState(in io.Reader) error {
+// readState loads a snapshot body written by writeState, size bytes long.
+func (db *DB) readState(in io.Reader, size int64) error {
 	r := bufio.NewReaderSize(in, 1<<20)
 	v, err := binary.ReadUvarint(r)
 	if err != nil || v < 1 || v > snapshotVersion {
@@ -487,7 +487,7 @@ func (db *DB) readState(in io.Reader) error {
 		return fmt.Errorf("%w: snapshot collection count", ErrCorrupt)
 	}
 	for range n {
-		c, rebuilt, err := db.readCollection(r, byte(v))
+		c, rebuilt, err := db.readCollection(r, byte(v), size)
 		if err != nil {
 			return err
 		}
@@ -546,7 +546,7 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 // readCollection reads what writeState wrote in snapshot format v, and
 // derives the rest: the maps, the link graph, and (when the saved ones
 // disagree with the ledger) the HNSW indexes.
-func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bool, err error) {
+func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection, rebuilt bool, err error) {
 	buf, err := readFrame(r, nil)
 	if err != nil {
 		return nil, false, err
@@ -567,6 +567,12 @@ func (db *DB) readCollection(r *bufio.Reader, v byte) (c *Collection, rebuilt bo
 	c.lastTx, c.incarnation = lastTx, inc
 	bad := func(what string, err error) error {
 		return fmt.Errorf("%w: snapshot collection %q: %s: %w", ErrCorrupt, name, what, err)
+	}
+	if int64(nrows)*int64(opts.Dim)*4 <= size {
+		// Every row's vector is in the body, so a count that fits it is
+		// room worth taking up front: the column store is then filled
+		// without growing (and copying) as the rows arrive.
+		c.batch.Grow(nrows)
 	}
 	for j := range nrows {
 		if buf, err = readFrame(r, buf); err != nil {

@@ -70,7 +70,7 @@ func snapshotBody(t testing.TB, db *DB) []byte {
 func TestSnapshotBodyRoundTrip(t *testing.T) {
 	b := snapshotSeed(t)
 	db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
-	if err := db.readState(bytes.NewReader(b)); err != nil {
+	if err := db.readState(bytes.NewReader(b), int64(len(b))); err != nil {
 		t.Fatal(err)
 	}
 	if len(db.info.IndexRebuilt) != 0 {
@@ -94,7 +94,7 @@ func FuzzSnapshotBody(f *testing.F) {
 	f.Add([]byte{3, 0, 0, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
-		if err := db.readState(bytes.NewReader(b)); err != nil {
+		if err := db.readState(bytes.NewReader(b), int64(len(b))); err != nil {
 			return
 		}
 		for _, c := range db.colls {

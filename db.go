@@ -189,7 +189,7 @@ func (db *DB) recover() error {
 	case err != nil:
 		return mapStoreErr(err)
 	default:
-		err = db.readState(snap)
+		err = db.readState(snap, snap.Size)
 		snap.Close()
 		if err != nil {
 			return err

@@ -332,7 +332,7 @@ func driftSnapshotSeed(t testing.TB) []byte {
 func TestDriftSnapshotBodyRoundTrip(t *testing.T) {
 	b := driftSnapshotSeed(t)
 	db := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
-	if err := db.readState(bytes.NewReader(b)); err != nil {
+	if err := db.readState(bytes.NewReader(b), int64(len(b))); err != nil {
 		t.Fatal(err)
 	}
 	c := db.colls["c"]

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/temporal"
@@ -66,6 +67,19 @@ func (b *Batch) floatColumns() [13]*[]float32 {
 
 // Len returns the number of candidates.
 func (b *Batch) Len() int { return len(b.ID) }
+
+// Grow makes room for n more candidates in every column, so that
+// appending them copies nothing (a snapshot's rows, a Put's batch).
+func (b *Batch) Grow(n int) {
+	if n <= 0 {
+		return
+	}
+	b.Vectors = slices.Grow(b.Vectors, n*b.Dim)
+	b.ID, b.Kind, b.Status, b.Group = slices.Grow(b.ID, n), slices.Grow(b.Kind, n), slices.Grow(b.Status, n), slices.Grow(b.Group, n)
+	for _, c := range b.floatColumns() {
+		*c = slices.Grow(*c, n)
+	}
+}
 
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() {
