@@ -3,9 +3,11 @@ package index
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -282,9 +284,32 @@ func (h *HNSW) Quantize() {
 	h.quant = true
 	f := alignedFloats(len(h.levels) * h.cstride / 4)
 	h.codes = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), len(h.levels)*h.cstride)
-	for id := range uint32(h.n) {
-		h.setCode(id)
+	parallel(h.n, func(lo, hi int) error {
+		for id := lo; id < hi; id++ {
+			h.setCode(uint32(id))
+		}
+		return nil
+	})
+}
+
+// parallel runs f over [0, n) in contiguous chunks on GOMAXPROCS
+// goroutines (one for a small n) and returns the first error.
+func parallel(n int, f func(lo, hi int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/4096))
+	if workers == 1 {
+		return f(0, n)
 	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[w] = f(w*n/workers, (w+1)*n/workers)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // CodeBytes is the memory the int8 codes take (Options.Quantize; 0

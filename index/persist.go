@@ -276,10 +276,15 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		}
 	}
 	if vector != nil {
-		for i := range n {
-			if err := unitVector(vector(h.keys[i]), h.vecs[i*dim:(i+1)*dim], dim); err != nil {
-				return nil, corrupt("the vector of key %d: %v", h.keys[i], err)
+		if err := parallel(n, func(lo, hi int) error {
+			for i := lo; i < hi; i++ {
+				if err := unitVector(vector(h.keys[i]), h.vecs[i*dim:(i+1)*dim], dim); err != nil {
+					return corrupt("the vector of key %d: %v", h.keys[i], err)
+				}
 			}
+			return nil
+		}); err != nil {
+			return nil, err
 		}
 	} else {
 		for i := range h.vecs[:n*dim] {
