@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 	"unicode/utf8"
 )
@@ -63,8 +64,10 @@ func (w *Writer) Uint64(x uint64) { w.B = binary.LittleEndian.AppendUint64(w.B, 
 // Float32s appends v with its length, 4 little-endian bytes a value.
 func (w *Writer) Float32s(v []float32) {
 	w.Uvarint(uint64(len(v)))
-	for _, x := range v {
-		w.B = binary.LittleEndian.AppendUint32(w.B, math.Float32bits(x))
+	off := len(w.B)
+	w.B = slices.Grow(w.B, 4*len(v))[:off+4*len(v)]
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(w.B[off+4*i:], math.Float32bits(x))
 	}
 }
 
