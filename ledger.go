@@ -21,7 +21,7 @@ import (
 // no locks: the Collection handle guards it with its mu.
 //
 // Records change it through one typed apply per kind: put (write.go),
-// putDoc (documents.go), feedback and access (feedback.go), consolidate
+// putDoc (documents.go), judge and access (feedback.go), consolidate
 // (consolidate.go). The link graph and the HNSW indexes are derived from
 // it: an apply lists the link changes it made (linkOps) for the handle to
 // mirror, and buildLinks rebuilds the graph from the rows alone.
