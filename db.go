@@ -575,8 +575,7 @@ func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
 		return Memory{}, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
 	}
 	m := c.memory(j)
-	b := c.rows[j].beliefs[0]
-	m.Vector = slices.Clone(c.batch.Vectors[b*c.opts.Dim : (b+1)*c.opts.Dim])
+	m.Vector = slices.Clone(c.unitVector(j))
 	return m, nil
 }
 

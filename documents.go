@@ -186,8 +186,7 @@ func (c *Collection) currentChunks(docID string) ([]Memory, error) {
 		}
 		j := chain[len(chain)-1]
 		m := c.rows[j].mem
-		b := c.rows[j].beliefs[0]
-		m.Vector = c.batch.Vectors[b*c.opts.Dim : (b+1)*c.opts.Dim] // read only
+		m.Vector = c.unitVector(j) // read only
 		m.DependsOn = slices.Clone(m.DependsOn)
 		out = append(out, m)
 	}

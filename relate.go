@@ -61,7 +61,6 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 	c.mu.RLock()
 	exact := o.Exact || c.visible <= c.opts.ExactThreshold
 	c.mu.RUnlock()
-	d := c.opts.Dim
 	deadline := time.Now().Add(o.Budget)
 	for start := 0; start < len(fresh); start += relBatch {
 		if err := ctx.Err(); err != nil {
@@ -93,8 +92,7 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 		if exact {
 			qs := make([]kernels.Query, len(part))
 			for i, j := range part {
-				b := c.rows[j].beliefs[0]
-				qs[i] = kernels.Query{Vector: c.batch.Vectors[b*d : (b+1)*d], Time: temporal.Query{At: 0, TxAt: 1e9}}
+				qs[i] = kernels.Query{Vector: c.unitVector(j), Time: temporal.Query{At: 0, TxAt: 1e9}}
 			}
 			// Beliefs of one memory appear once per belief: ask for extra.
 			hits, err = c.db.bgBackend.ScoreMany(ctx, c.batch, qs, &p, o.Neighbors+8, nil)

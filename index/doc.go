@@ -43,6 +43,9 @@
 // # Persistence
 //
 // [HNSW.Save] writes a flat, versioned file with a CRC-32C; [Load] reads it
-// back without rebuilding the graph. A truncated or corrupt file is an error
+// back without rebuilding the graph. [HNSW.SaveGraph] and [LoadGraph] do
+// the same without the vectors, for a caller that keeps them (the
+// engine's ledger does), and the int8 codes are never saved:
+// [HNSW.Quantize] makes them again. A truncated or corrupt file is an error
 // wrapping [ErrCorrupt], never a panic.
 package index

@@ -41,7 +41,8 @@ type Options struct {
 	// Quantize keeps an int8 code of every vector beside it (a quarter of
 	// its bytes, simd.QuantizeInt8) and makes Search walk the graph with
 	// code dots, then re-score the best max(4k, 40) of its ef results
-	// with the float32 vectors before taking the top k. A search reads a quarter of the vector
+	// with the float32 vectors before taking the top k (unless
+	// SearchOptions.CodeScores). A search reads a quarter of the vector
 	// bytes, which is what a memory-bound traversal pays for; the results
 	// are exact cosines, but which nodes are found can differ slightly.
 	// Inserts and the graph itself use the float32 vectors either way.
