@@ -158,7 +158,11 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 // searches walk int8 codes of the vectors and re-score the best in
 // float32 (index.Options.Quantize): a quarter of the bytes per visit.
 func (c *Collection) newIndex() (*index.HNSW, error) {
-	return index.New(&index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef, Quantize: true})
+	// The indexes keep references to the column store's unit vectors
+	// (one copy of each in memory); its off-heap array lives as long as
+	// they do.
+	return index.New(&index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef,
+		Quantize: true, SharedVectors: true, KeepAlive: c.vecMem})
 }
 
 // Name returns the collection's name.

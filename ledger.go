@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/tidemark/tidemark/internal/links"
+	"github.com/tidemark/tidemark/internal/offheap"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -29,8 +30,13 @@ type ledger struct {
 	opts      *CollectionOptions // the collection's, read-only
 	epochDays float64            // opts.Epoch in days: the batch's clock
 
-	rows   []row
-	batch  *kernels.Batch // one column row per belief
+	rows  []row
+	batch *kernels.Batch // one column row per belief
+	// vecMem holds batch.Vectors off the Go heap (package offheap): the
+	// HNSW indexes keep references to these rows instead of copies
+	// (index.Options.SharedVectors), so each vector lives once in memory,
+	// and the column store grows without moving or copying them.
+	vecMem *offheap.Array[float32]
 	byID   map[string]int // every id written (aliases too) → its row
 	byText map[string][]int
 	byLead map[string][]int           // keyable rows by leadWords, for update candidates
@@ -67,6 +73,24 @@ type ledger struct {
 	linkOps []linkOp
 }
 
+// vectorReserve is the address space a collection's vectors reserve (no
+// memory until used): about 21 million 768-d vectors, or 11 million
+// 1536-d, before the column store moves to a larger reservation (it then
+// keeps the old one mapped for the index's references: a move costs a
+// second copy for the life of the collection).
+const vectorReserve = 64 << 30
+
+// growVectors makes room in the column store for n more vectors without
+// moving the ones it holds.
+func (l *ledger) growVectors(n int) {
+	b := l.batch
+	need := len(b.Vectors) + n*l.opts.Dim
+	if need <= cap(b.Vectors) {
+		return
+	}
+	b.Vectors = l.vecMem.Grow(need)[:len(b.Vectors)]
+}
+
 // init makes an empty ledger for a collection with options o.
 func (l *ledger) init(o *CollectionOptions) error {
 	l.opts, l.epochDays = o, days(o.Epoch, 0)
@@ -74,6 +98,8 @@ func (l *ledger) init(o *CollectionOptions) error {
 	if l.batch, err = kernels.NewBatch(o.Dim, 0); err != nil {
 		return err
 	}
+	l.vecMem = offheap.New[float32](vectorReserve)
+	l.batch.Vectors = l.vecMem.Slice()[:0]
 	l.byID, l.byText, l.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
 	l.byLead = map[string][]int{}
 	l.byDoc, l.pending, l.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}

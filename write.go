@@ -72,6 +72,7 @@ func (c *Collection) moveIndexed(leave, toSurface, toArchive []int, vecs map[int
 func (l *ledger) put(ms []Memory, tx float64) (out []PutResult, touched map[int]bool) {
 	out = make([]PutResult, len(ms))
 	touched = map[int]bool{}
+	l.growVectors(len(ms))
 	l.batch.Grow(len(ms))
 	for i := range ms {
 		out[i] = l.putOne(&ms[i], tx, touched)
@@ -445,11 +446,7 @@ func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	b := l.batch
 	n := b.Len()
 	d := l.opts.Dim
-	if cap(b.Vectors)-len(b.Vectors) < d {
-		// Double: append's growth of a large slice (1.25×) would copy
-		// the whole column store again and again while a snapshot loads.
-		b.Vectors = slices.Grow(b.Vectors, max(d, len(b.Vectors)))
-	}
+	l.growVectors(1)
 	b.Vectors = b.Vectors[:len(b.Vectors)+d]
 	if normalize {
 		unitvec.Normalize(vec, b.Vectors[n*d:(n+1)*d])

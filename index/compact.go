@@ -1,6 +1,7 @@
 package index
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 )
@@ -66,9 +67,11 @@ func (h *HNSW) renumber(order []uint32) {
 		remap[id] = uint32(nid)
 	}
 	newN := len(order)
-	oldVecs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.links0, h.upper, h.levels, h.keys
-	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil, nil, nil
-	h.codes = nil
+	oldVecs, oldRefs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.vref, h.links0, h.upper, h.levels, h.keys
+	// The old off-heap arrays must outlive the copy below.
+	defer runtime.KeepAlive([]any{h.vecMem, h.codeMem, h.linkMem})
+	h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil
+	h.newArrays()
 	h.n = 0
 	h.grow(max(newN, 1))
 	h.byKey = make(map[uint64]uint32, newN)
@@ -85,7 +88,11 @@ func (h *HNSW) renumber(order []uint32) {
 	topLevel, entry := -1, uint32(0)
 	for nidx, id := range order {
 		nid := uint32(nidx)
-		copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[int(id)*h.dim:int(id+1)*h.dim])
+		if h.shared {
+			h.vref[nid] = oldRefs[id]
+		} else {
+			copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[int(id)*h.dim:int(id+1)*h.dim])
+		}
 		h.setCode(nid)
 		h.levels[nid], h.keys[nid] = oldLevels[id], oldKeys[id]
 		h.byKey[oldKeys[id]] = nid

@@ -11,6 +11,10 @@ var (
 	ErrNotFinite = errors.New("index: vector is not finite")
 	// ErrZeroVector: a vector of norm zero, which has no direction.
 	ErrZeroVector = errors.New("index: zero vector")
+	// ErrNotUnit: with Options.SharedVectors, a vector Insert would keep
+	// that is not of unit length (the index cannot normalise memory it
+	// does not own).
+	ErrNotUnit = errors.New("index: shared vector is not of unit length")
 	// ErrExists: Insert of a key that is already present.
 	ErrExists = errors.New("index: key already present")
 	// ErrNotFound: Delete of a key that is not present.

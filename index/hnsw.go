@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/tidemark/tidemark/internal/hugepage"
+	"github.com/tidemark/tidemark/internal/offheap"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
 )
@@ -49,6 +49,19 @@ type Options struct {
 	// Default false. Not saved: Load returns an index without codes, and
 	// HNSW.Quantize makes them.
 	Quantize bool
+	// SharedVectors makes Insert keep a reference to the vector it is
+	// given instead of a copy, for a caller that holds the vectors anyway
+	// (the engine's column store): each vector then lives once in memory.
+	// Such a vector must be of unit length (Insert returns ErrNotUnit
+	// otherwise) and must not change while the index holds its key. The
+	// reference keeps Go heap memory alive; memory the garbage collector
+	// does not manage (an off-heap array, a mapped file) is the caller's to
+	// keep alive, which KeepAlive does for as long as the index is
+	// reachable. Not saved.
+	SharedVectors bool
+	// KeepAlive, with SharedVectors, is referenced by the index for its
+	// whole life: the owner of the vectors' memory.
+	KeepAlive any
 }
 
 // Defaults of Options: the one place the HNSW defaults are written (the
@@ -152,7 +165,18 @@ type HNSW struct {
 	// under mu held exclusively; vectors, levels and keys of a node are
 	// written once, before the node is linked; the neighbour lists are
 	// written under the node's stripe lock and read atomically.
-	vecs []float32 // n·dim, unit rows
+	vecs []float32 // n·dim, unit rows (nil with shared vectors)
+	// With Options.SharedVectors: vref[id] is node id's vector, the
+	// caller's memory, and keep its owner.
+	shared bool
+	vref   []unsafe.Pointer
+	keep   any
+	// The off-heap arrays behind vecs, codes and links0 (package
+	// offheap): growing them moves nothing, and the garbage collector
+	// neither scans nor paces by them.
+	vecMem  *offheap.Array[float32]
+	codeMem *offheap.Array[int8]
+	linkMem *offheap.Array[uint32]
 	// With Options.Quantize: codes holds each row's int8 code in cstride
 	// bytes (dim + 4 rounded up to 32): the dim codes, zeros, and the
 	// code's float32 scale in the last 4 bytes — on the line the dot has
@@ -199,8 +223,11 @@ func New(opts *Options) (*HNSW, error) {
 		seed:      o.Seed,
 		quant:     o.Quantize,
 		cstride:   (o.Dim + 4 + 31) &^ 31,
+		shared:    o.SharedVectors,
+		keep:      o.KeepAlive,
 	}
 	h.clines = min(8, (h.cstride+63)/64)
+	h.newArrays()
 	h.grow(o.Capacity)
 	return h, nil
 }
@@ -236,20 +263,42 @@ func (h *HNSW) Contains(key uint64) bool {
 	return ok
 }
 
-// alignedFloats returns a slice of n float32s whose first element is
-// 64-byte aligned (the slice keeps its whole backing array alive).
-func alignedFloats(n int) []float32 { return hugepage.Float32s(n) }
+// Address space the off-heap arrays reserve (it costs no memory until
+// used): room for about 21 million 768-d vectors before a move.
+const (
+	vecReserve  = 64 << 30
+	codeReserve = 16 << 30
+	linkReserve = 8 << 30
+)
+
+// newArrays gives the index empty off-heap arrays (dropping any it had).
+func (h *HNSW) newArrays() {
+	h.vecs, h.codes, h.links0, h.vref = nil, nil, nil, nil
+	h.vecMem, h.codeMem = nil, nil
+	if !h.shared {
+		h.vecMem = offheap.New[float32](vecReserve)
+	}
+	if h.quant {
+		h.codeMem = offheap.New[int8](codeReserve)
+	}
+	h.linkMem = offheap.New[uint32](linkReserve)
+}
 
 // grow makes room for capacity nodes; mu must be held exclusively (or the
-// index not yet shared).
+// index not yet shared). The off-heap arrays grow in place, keeping what
+// they hold.
 func (h *HNSW) grow(capacity int) {
 	if capacity <= len(h.levels) {
 		return
 	}
-	vecs := alignedFloats(capacity * h.dim)
-	copy(vecs, h.vecs[:h.n*h.dim])
-	links0 := hugepage.Uint32s(capacity * (h.m0 + 1))
-	copy(links0, h.links0[:h.n*(h.m0+1)])
+	if h.shared {
+		vref := make([]unsafe.Pointer, capacity)
+		copy(vref, h.vref)
+		h.vref = vref
+	} else {
+		h.vecs = h.vecMem.Grow(capacity * h.dim)[:capacity*h.dim]
+	}
+	h.links0 = h.linkMem.Grow(capacity * (h.m0 + 1))[:capacity*(h.m0+1)]
 	upper := make([][]uint32, capacity)
 	copy(upper, h.upper)
 	levels := make([]uint8, capacity)
@@ -258,14 +307,11 @@ func (h *HNSW) grow(capacity int) {
 	copy(keys, h.keys)
 	dead := make([]uint32, (capacity+31)/32)
 	copy(dead, h.dead)
-	h.vecs, h.links0, h.upper, h.levels, h.keys, h.dead = vecs, links0, upper, levels, keys, dead
+	h.upper, h.levels, h.keys, h.dead = upper, levels, keys, dead
 	if h.quant {
 		// A 64-byte aligned arena (cstride is a multiple of 32): a row
 		// spans whole lines and its scale is 4-byte aligned.
-		f := alignedFloats(capacity * h.cstride / 4)
-		codes := unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), capacity*h.cstride)
-		copy(codes, h.codes[:h.n*h.cstride])
-		h.codes = codes
+		h.codes = h.codeMem.Grow(capacity * h.cstride)[:capacity*h.cstride]
 	}
 }
 
@@ -283,8 +329,8 @@ func (h *HNSW) Quantize() {
 		return
 	}
 	h.quant = true
-	f := alignedFloats(len(h.levels) * h.cstride / 4)
-	h.codes = unsafe.Slice((*int8)(unsafe.Pointer(unsafe.SliceData(f))), len(h.levels)*h.cstride)
+	h.codeMem = offheap.New[int8](codeReserve)
+	h.codes = h.codeMem.Grow(len(h.levels) * h.cstride)[:len(h.levels)*h.cstride]
 	parallel(h.n, func(lo, hi int) error {
 		for id := lo; id < hi; id++ {
 			h.setCode(uint32(id))
@@ -361,8 +407,40 @@ func unitVector(v, dst []float32, dim int) error {
 }
 
 func (h *HNSW) vec(id uint32) []float32 {
+	if h.shared {
+		return unsafe.Slice((*float32)(h.vref[id]), h.dim)
+	}
 	o := int(id) * h.dim
 	return h.vecs[o : o+h.dim : o+h.dim]
+}
+
+// vecPtr is the address of node id's vector, for prefetching.
+func (h *HNSW) vecPtr(id uint32) unsafe.Pointer {
+	if h.shared {
+		return h.vref[id]
+	}
+	return unsafe.Pointer(&h.vecs[int(id)*h.dim])
+}
+
+// checkShared validates a vector Insert is to keep a reference to: the
+// index's dimension, finite, unit length within float32 rounding.
+func (h *HNSW) checkShared(v []float32) error {
+	if len(v) != h.dim {
+		return fmt.Errorf("%w: got %d, index has %d", ErrDimension, len(v), h.dim)
+	}
+	n2 := float64(simd.Dot(v, v))
+	switch {
+	case math.IsNaN(n2) || math.IsInf(n2, 0):
+		for i, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return fmt.Errorf("%w: element %d is %v", ErrNotFinite, i, x)
+			}
+		}
+		return fmt.Errorf("%w: the squared norm overflows", ErrNotUnit)
+	case math.Abs(n2-1) > 1e-3:
+		return fmt.Errorf("%w: squared norm %v", ErrNotUnit, n2)
+	}
+	return nil
 }
 
 func (h *HNSW) isDead(id uint32) bool {
@@ -395,9 +473,17 @@ func (h *HNSW) randomLevel() int {
 // Insert adds key with vector v (normalised on the way in). It returns
 // ErrExists if key is present; a deleted key may be inserted again.
 func (h *HNSW) Insert(key uint64, v []float32) error {
-	q := make([]float32, h.dim)
-	if err := unitVector(v, q, h.dim); err != nil {
-		return err
+	var q []float32
+	if h.shared {
+		if err := h.checkShared(v); err != nil {
+			return err
+		}
+		q = v
+	} else {
+		q = make([]float32, h.dim)
+		if err := unitVector(v, q, h.dim); err != nil {
+			return err
+		}
 	}
 
 	h.structMu.RLock()
@@ -433,7 +519,11 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	defer h.mu.RUnlock()
 	id := uint32(h.n)
 	level := h.randomLevel()
-	copy(h.vec(id), q)
+	if h.shared {
+		h.vref[id] = unsafe.Pointer(unsafe.SliceData(v))
+	} else {
+		copy(h.vec(id), q)
+	}
 	h.setCode(id)
 	h.levels[id], h.keys[id] = uint8(level), key
 	if level > 0 {

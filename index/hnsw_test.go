@@ -17,6 +17,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tidemark/tidemark/internal/offheap"
 	"github.com/tidemark/tidemark/simd"
 )
 
@@ -892,7 +893,19 @@ func TestSaveGraphLoadGraph(t *testing.T) {
 	if _, err := Load(bytes.NewReader(graph.Bytes())); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Load of a graph file: %v", err)
 	}
-	vector := func(key uint64) []float32 { return vecs[key] }
+	// The vectors as the index keeps them: of unit length (LoadGraph
+	// shares them, it does not normalise them again).
+	units := make([][]float32, len(vecs))
+	for k, v := range vecs {
+		units[k] = make([]float32, len(v))
+		if err := unitVector(v, units[k], len(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vector := func(key uint64) []float32 { return units[key] }
+	if _, err := LoadGraph(bytes.NewReader(graph.Bytes()), func(key uint64) []float32 { return vecs[key] }); !errors.Is(err, ErrCorrupt) || !errors.Is(err, ErrNotUnit) {
+		t.Fatalf("LoadGraph with vectors not of unit length: %v", err)
+	}
 	g, err := LoadGraph(bytes.NewReader(graph.Bytes()), vector)
 	if err != nil {
 		t.Fatal(err)
@@ -965,5 +978,83 @@ func TestCodeScores(t *testing.T) {
 	}
 	if float64(same) < 0.9*float64(total) {
 		t.Fatalf("%d of %d code-ranked results are in the re-scored top k", same, total)
+	}
+}
+
+// An index over shared vectors (Options.SharedVectors) is the index that
+// copies them: the same graph from the same inserts, the same saved bytes,
+// the same searches, through deletes and Compact; and it refuses vectors
+// it cannot keep as they are.
+func TestSharedVectors(t *testing.T) {
+	r := rand.New(rand.NewPCG(36, 2))
+	mix := newMixture(r, 8, 48)
+	data := mix.sample(r, 1500)
+	// The shared vectors live off the Go heap, as the engine's do.
+	mem := offheap.New[float32](0)
+	arena := mem.Grow(len(data) * 48)
+	for i, v := range data {
+		if err := unitVector(v, arena[i*48:(i+1)*48], 48); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, err := New(&Options{Dim: 48, M: 10, EfConstruction: 80, Quantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared, err := New(&Options{Dim: 48, M: 10, EfConstruction: 80, Quantize: true, SharedVectors: true, KeepAlive: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range data {
+		if err := own.Insert(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+		if err := shared.Insert(uint64(i), arena[i*48:(i+1)*48]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(when string) {
+		t.Helper()
+		var a, b bytes.Buffer
+		if err := own.Save(&a); err != nil {
+			t.Fatal(err)
+		}
+		if err := shared.Save(&b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Fatalf("%s: the shared index saves other bytes than the copying one", when)
+		}
+		for _, q := range mix.sample(r, 20) {
+			x, err1 := own.Search(context.Background(), q, 10, nil)
+			y, err2 := shared.Search(context.Background(), q, 10, nil)
+			if err1 != nil || err2 != nil || !slices.Equal(x, y) {
+				t.Fatalf("%s: searches differ: %v %v / %v %v", when, x, err1, y, err2)
+			}
+		}
+	}
+	same("built")
+	for k := uint64(0); k < 1500; k += 5 {
+		if err := own.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+		if err := shared.Delete(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own.Compact()
+	shared.Compact()
+	same("compacted")
+
+	if err := shared.Insert(9000, data[0]); !errors.Is(err, ErrNotUnit) {
+		t.Fatalf("Insert of a vector not of unit length: %v", err)
+	}
+	bad := slices.Clone(arena[:48])
+	bad[3] = float32(math.NaN())
+	if err := shared.Insert(9001, bad); !errors.Is(err, ErrNotFinite) {
+		t.Fatalf("Insert of a NaN vector: %v", err)
+	}
+	if err := shared.Insert(9002, arena[:47]); !errors.Is(err, ErrDimension) {
+		t.Fatalf("Insert of a short vector: %v", err)
 	}
 }

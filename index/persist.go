@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"unsafe"
 )
 
 // File format, little-endian, written by Save (version 1) and SaveGraph
@@ -73,8 +74,10 @@ func (h *HNSW) save(w io.Writer, vectors bool) error {
 		u32(d)
 	}
 	if vectors {
-		for _, x := range h.vecs[:n*h.dim] {
-			u32(math.Float32bits(x))
+		for id := range n {
+			for _, x := range h.vec(uint32(id)) {
+				u32(math.Float32bits(x))
+			}
 		}
 	}
 	for _, x := range h.links0[:n*(h.m0+1)] {
@@ -155,10 +158,13 @@ func corrupt(format string, args ...any) error {
 func Load(r io.Reader) (*HNSW, error) { return load(r, nil) }
 
 // LoadGraph reads an index written by SaveGraph, taking each node's vector
-// from vector(key) — the vector it was inserted with, normalised again as
-// Insert does, so the index is the one that was saved. A key vector does
-// not know, or a vector of another dimension, is an error wrapping
-// ErrCorrupt.
+// from vector(key) — the unit vector it was inserted with — without
+// copying it: the index shares the caller's vectors (Options.SharedVectors),
+// so they must not change while it holds them. The index keeps vector
+// itself reachable for its whole life, so a closure over the vectors' owner
+// keeps memory the garbage collector does not manage alive. A key vector
+// does not know, or a vector of another dimension, not finite or not of
+// unit length, is an error wrapping ErrCorrupt.
 func LoadGraph(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	if vector == nil {
 		return nil, fmt.Errorf("%w: LoadGraph needs the vectors", ErrOptions)
@@ -191,6 +197,9 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		vecBytes = 0
 	}
 	opts := Options{Dim: dim, M: m, EfConstruction: efc, Ef: ef, Capacity: max(n, 1), Seed: seed}
+	if vector != nil {
+		opts.SharedVectors, opts.KeepAlive = true, vector
+	}
 	if dim == 0 || m == 0 || efc == 0 || ef == 0 || seed == 0 {
 		return nil, corrupt("zero parameter in header")
 	}
@@ -278,9 +287,11 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	if vector != nil {
 		if err := parallel(n, func(lo, hi int) error {
 			for i := lo; i < hi; i++ {
-				if err := unitVector(vector(h.keys[i]), h.vecs[i*dim:(i+1)*dim], dim); err != nil {
-					return corrupt("the vector of key %d: %v", h.keys[i], err)
+				v := vector(h.keys[i])
+				if err := h.checkShared(v); err != nil {
+					return fmt.Errorf("%w: the vector of key %d: %w", ErrCorrupt, h.keys[i], err)
 				}
+				h.vref[i] = unsafe.Pointer(unsafe.SliceData(v))
 			}
 			return nil
 		}); err != nil {

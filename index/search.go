@@ -114,7 +114,7 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 			if s.quant {
 				prefetch.Rows(unsafe.Pointer(&h.codes[0]), uintptr(h.cstride), batch, h.clines)
 			} else {
-				prefetch.Rows(unsafe.Pointer(&h.vecs[0]), uintptr(4*h.dim), batch[:min(lookAhead, len(batch))], h.lines)
+				h.prefetchVecs(batch[:min(lookAhead, len(batch))])
 			}
 		}
 		// The next candidate to expand is most likely the current best:
@@ -137,7 +137,7 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 				d = 1 - s.qs*h.scale(nb)*float32(s.dots[bi])
 			} else {
 				if j := bi + lookAhead; j < len(batch) {
-					prefetch.Lines(unsafe.Pointer(&h.vecs[int(batch[j])*h.dim]), h.lines)
+					prefetch.Lines(h.vecPtr(batch[j]), h.lines)
 				}
 				d = h.dist(q, nb)
 			}
@@ -155,6 +155,17 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 			}
 		}
 	}
+}
+
+// prefetchVecs starts loading the vectors of ids.
+func (h *HNSW) prefetchVecs(ids []uint32) {
+	if h.shared {
+		for _, id := range ids {
+			prefetch.Lines(h.vref[id], h.lines)
+		}
+		return
+	}
+	prefetch.Rows(unsafe.Pointer(&h.vecs[0]), uintptr(4*h.dim), ids, h.lines)
 }
 
 // accept reports whether a node may be returned: not deleted, and allowed

@@ -1,0 +1,64 @@
+//go:build linux && !race
+
+package offheap
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// pageSize is the commit granularity.
+var pageSize = syscall.Getpagesize()
+
+// reserve maps size bytes (plus alignment slack) of address space with no
+// access and no swap accounting: it costs no memory until committed.
+func reserve(size int) (region, error) {
+	size = (size + HugePage - 1) &^ (HugePage - 1)
+	mem, err := syscall.Mmap(-1, 0, size+HugePage, syscall.PROT_NONE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
+	if err != nil {
+		return region{}, err
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
+	off := int((HugePage - p%HugePage) % HugePage)
+	return region{mem: mem, base: unsafe.Pointer(&mem[off]), size: size}, nil
+}
+
+// commit makes the first want bytes of r readable and writable, rounded up
+// to whole pages, and advises the kernel to back them with huge pages once
+// they reach MinBytes.
+func (r *region) commit(want int) error {
+	want = min((want+pageSize-1)&^(pageSize-1), r.size)
+	if want <= r.committed {
+		return nil
+	}
+	fresh := unsafe.Slice((*byte)(unsafe.Add(r.base, r.committed)), want-r.committed)
+	if err := syscall.Mprotect(fresh, syscall.PROT_READ|syscall.PROT_WRITE); err != nil {
+		return err
+	}
+	mapped.Add(int64(want - r.committed))
+	old := r.committed
+	r.committed = want
+	if want >= MinBytes {
+		// Whole huge pages only, from the first not yet advised; the
+		// advice is a hint and its error is ignored.
+		from := 0
+		if old >= MinBytes {
+			from = old &^ (HugePage - 1)
+		}
+		to := want &^ (HugePage - 1)
+		if to > from {
+			_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(r.base, from)), to-from), 14) // MADV_HUGEPAGE
+		}
+	}
+	return nil
+}
+
+// unreserve unmaps r.
+func unreserve(r *region) {
+	if r.mem == nil {
+		return
+	}
+	mapped.Add(-int64(r.committed))
+	_ = syscall.Munmap(r.mem)
+	r.mem, r.base, r.committed = nil, nil, 0
+}
