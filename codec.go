@@ -582,6 +582,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		// without growing (and copying) as the rows arrive.
 		c.growVectors(nrows)
 		c.batch.Grow(nrows)
+		c.rows = slices.Grow(c.rows, nrows)
 	}
 	for j := range nrows {
 		if buf, err = readFrame(r, buf); err != nil {

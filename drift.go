@@ -143,6 +143,7 @@ func (l *ledger) observeDrift(j int) {
 	for _, b := range r.beliefs {
 		l.batch.Group[b] = idx
 	}
+	l.lambdas.Store(nil)
 }
 
 // driftVector is row j's unit vector in float64, what its group's
@@ -159,6 +160,9 @@ func (l *ledger) driftVector(j int) []float64 {
 
 // groupLambdas returns the fused stage's λ per kernel group (c.mu held).
 func (l *ledger) groupLambdas() []float64 {
+	if p := l.lambdas.Load(); p != nil {
+		return *p
+	}
 	out := make([]float64, len(l.kgroups))
 	for i, k := range l.kgroups {
 		f := 1.0
@@ -167,6 +171,7 @@ func (l *ledger) groupLambdas() []float64 {
 		}
 		out[i] = f * temporal.Lambda(k.halfLife)
 	}
+	l.lambdas.Store(&out)
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/internal/offheap"
@@ -67,6 +68,9 @@ type ledger struct {
 	kgIndex  map[kernelGroup]uint32
 	kgroups  []kernelGroup
 	driftBuf []float64 // driftVector's buffer
+	// lambdas caches groupLambdas for the searches between two writes
+	// (they share it read-only); observeDrift clears it.
+	lambdas atomic.Pointer[[]float64]
 
 	// linkOps lists the link-graph changes of the record being applied, in
 	// order; the handle mirrors them into its graph (Collection.syncLinks).

@@ -508,17 +508,20 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		rows = append(rows, int(f.Key))
 	}
 	if q.historical && len(rows) > 0 {
-		seen := make(map[int]bool, len(rows))
-		for _, r := range rows {
-			seen[r] = true
-		}
 		anchors := make([]uint64, len(rows))
 		for i, r := range rows {
 			anchors[i] = uint64(r)
 		}
-		hits, err := c.links.Expand(anchors, c.opts.ExpandHops, c.opts.ExpandBudget, []links.Type{links.Version})
+		hits, err := c.links.Expand(anchors, c.opts.ExpandHops, c.opts.ExpandBudget, versionLinks)
 		if err != nil {
 			return err
+		}
+		var seen map[int]bool
+		if len(hits) > 0 {
+			seen = make(map[int]bool, len(rows)+len(hits))
+			for _, r := range rows {
+				seen[r] = true
+			}
 		}
 		for _, h := range hits {
 			if r := int(h.Key); !seen[r] {
@@ -556,6 +559,9 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
+
+// versionLinks is the link types a historical search follows.
+var versionLinks = []links.Type{links.Version}
 
 // searchScratch is one search's reusable memory (searchPool): the rows
 // the index found, their beliefs, the cosines and the fused stage's

@@ -47,12 +47,19 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
+	edges := false // does any anchor have a link of the types asked for?
 	for _, a := range anchors {
-		if g.nodes[a] == nil {
+		n := g.nodes[a]
+		if n == nil {
 			return nil, fmt.Errorf("%w: anchor %d", ErrUnknown, a)
 		}
+		for typ := range numTypes {
+			edges = edges || mask&(1<<typ) != 0 && len(n.out[typ]) > 0
+		}
 	}
-	if budget <= 0 || hopLimit <= 0 || len(anchors) == 0 {
+	if !edges || budget <= 0 || hopLimit <= 0 {
+		// Nothing to follow (the common case of a search over memories
+		// without version links): no visited set to make.
 		return nil, nil
 	}
 	seen := make(map[uint64]struct{}, len(anchors)+min(budget, 1024))
