@@ -139,8 +139,11 @@ type record struct {
 // key explicitly and their "hashing" embedder is "hashing-words".
 const recordVersion = 2
 
-func (r *record) encode() []byte {
-	var w wire.Writer
+func (r *record) encode() []byte { return r.encodeTo(nil) }
+
+// encodeTo appends the record's encoding to buf.
+func (r *record) encodeTo(buf []byte) []byte {
+	w := wire.Writer{B: buf}
 	w.Byte(recordVersion)
 	w.Byte(byte(r.typ))
 	w.String(r.coll)
@@ -523,11 +526,11 @@ func (c *Collection) writeState(w *bufio.Writer) error {
 	f.Uvarint(c.incarnation)
 	encodeCollOpts(&f, &c.opts)
 	f.Float64(c.lastTx)
-	f.Uvarint(uint64(len(c.rows)))
+	f.Uvarint(uint64(c.rows.len()))
 	if err := writeFrame(w, f.B); err != nil {
 		return err
 	}
-	for j := range c.rows {
+	for j := range c.rows.len() {
 		f.B = f.B[:0]
 		c.encodeRow(&f, j)
 		if err := writeFrame(w, f.B); err != nil {
@@ -582,7 +585,6 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		// without growing (and copying) as the rows arrive.
 		c.growVectors(nrows)
 		c.batch.Grow(nrows)
-		c.rows = slices.Grow(c.rows, nrows)
 	}
 	for j := range nrows {
 		if buf, err = readFrame(r, buf); err != nil {
@@ -629,7 +631,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		// The indexes were saved without their vectors: the rows hold them.
 		load = func(r io.Reader) (*index.HNSW, error) {
 			return index.LoadGraph(r, func(key uint64) []float32 {
-				if key >= uint64(len(c.rows)) {
+				if key >= uint64(c.rows.len()) {
 					return nil
 				}
 				return c.unitVector(int(key))
@@ -667,7 +669,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 // hash), float64 penalty, then three row lists (uvarint n, n × row):
 // review, contradicts, contradicted by (format 2 on).
 func (l *ledger) encodeRow(f *wire.Writer, j int) {
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	r.mem.encode(f)
 	f.Float32s(l.unitVector(j))
 	f.B = append(f.B, r.hash[:]...)
@@ -742,7 +744,7 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 		return
 	}
 	rw.derive(l.opts.HalfLife)
-	l.rows = append(l.rows, rw)
+	l.rows.add(rw)
 	for range rw.states {
 		l.appendBelief(j, vec, false)
 	}
@@ -880,8 +882,8 @@ func (l *ledger) encodeDrift(f *wire.Writer) {
 		f.String(k.drift)
 		f.Float64(k.halfLife)
 	}
-	for j := range l.rows {
-		f.Uvarint(uint64(l.rows[j].kgroup))
+	for j := range l.rows.len() {
+		f.Uvarint(uint64(l.rows.at(j).kgroup))
 	}
 	names := slices.Sorted(maps.Keys(l.drift))
 	f.Uvarint(uint64(len(names)))
@@ -922,7 +924,7 @@ func (l *ledger) encodeDrift(f *wire.Writer) {
 // group exists, so does every kernel group's drift group, and a group's
 // observations are its rows with a finite unit vector.
 func (l *ledger) decodeDrift(fr *wire.Reader) {
-	nrows := len(l.rows)
+	nrows := l.rows.len()
 	fail := func(format string, args ...any) { fr.Fail(fmt.Errorf(format, args...)) }
 	l.anchors = readInts(fr, nrows)
 	if fr.Err() == nil && len(l.anchors) > driftClusters {
@@ -936,10 +938,10 @@ func (l *ledger) decodeDrift(fr *wire.Reader) {
 		l.kgIndex[k] = uint32(len(l.kgroups))
 		l.kgroups = append(l.kgroups, k)
 	}
-	for j := range l.rows {
+	for j := range l.rows.len() {
 		k := uint32(fr.Int64Max(int64(len(l.kgroups)) - 1))
-		l.rows[j].kgroup = k
-		for _, b := range l.rows[j].beliefs {
+		l.rows.at(j).kgroup = k
+		for _, b := range l.rows.at(j).beliefs {
 			l.batch.Group[b] = k
 		}
 	}
@@ -1000,7 +1002,7 @@ func (l *ledger) decodeDrift(fr *wire.Reader) {
 		}
 	}
 	for j := nrows - 1; j >= 0; j-- {
-		p := of[l.rows[j].kgroup]
+		p := of[l.rows.at(j).kgroup]
 		if !finite(l.unitVector(j)) {
 			continue // the detector refused it
 		}

@@ -176,7 +176,7 @@ func (c *Collection) Options() CollectionOptions { return c.opts }
 func (c *Collection) Len() (stored, visible int) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.rows), c.visible
+	return c.rows.len(), c.visible
 }
 
 // Outcome is what a Put did with one memory.
@@ -396,8 +396,8 @@ func (l *ledger) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
 // hashOf returns the content hash stored for id, which lives in row j (as
 // its own id or an alias).
 func (l *ledger) hashOf(j int, id string) [sha256.Size]byte {
-	if l.rows[j].mem.ID == id {
-		return l.rows[j].hash
+	if l.rows.at(j).mem.ID == id {
+		return l.rows.at(j).hash
 	}
 	return l.aliasHash[id]
 }

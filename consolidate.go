@@ -408,13 +408,13 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	}
 	// 1. Live confidence and the lifecycle; 5. promotion (NextStatus does
 	// both, a promoted memory being judged for dormancy on the next run).
-	for j := range c.rows {
+	for j := range c.rows.len() {
 		if j%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, nil, false, err
 			}
 		}
-		r := &c.rows[j]
+		r := c.rows.at(j)
 		if !r.visible || full() {
 			continue
 		}
@@ -437,8 +437,8 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	for _, chain := range c.byKey {
 		for i := 1; i < len(chain); i++ {
 			a, b := chain[i], chain[i-1]
-			if !slices.Contains(c.rows[a].contradicts, b) &&
-				temporal.NormalizeObject(c.rows[a].mem.Object) != temporal.NormalizeObject(c.rows[b].mem.Object) {
+			if !slices.Contains(c.rows.at(a).contradicts, b) &&
+				temporal.NormalizeObject(c.rows.at(a).mem.Object) != temporal.NormalizeObject(c.rows.at(b).mem.Object) {
 				sk = append(sk, edit{rule: RuleSameKey, row: a, other: b})
 			}
 		}
@@ -455,7 +455,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 	// relates it again.
 	cut := map[int]bool{}
 	for _, e := range rel {
-		if !c.rows[e.row].visible || (e.rule == RuleMerge && !c.rows[e.other].visible) {
+		if !c.rows.at(e.row).visible || (e.rule == RuleMerge && !c.rows.at(e.other).visible) {
 			continue
 		}
 		if cut[e.row] || full() {
@@ -516,10 +516,10 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 	at := fromDays(tx)
 	linked := map[[2]int]bool{} // pairs this record's topic conflicts linked
 	for _, e := range edits {
-		if !e.valid(len(l.rows)) {
+		if !e.valid(l.rows.len()) {
 			continue // cannot happen for a record this build wrote
 		}
-		r := &l.rows[e.row]
+		r := l.rows.at(e.row)
 		a := AuditEntry{Seq: seq, Time: at, Rule: e.rule, ID: r.mem.ID}
 		switch e.rule {
 		case RuleLifecycle:
@@ -541,29 +541,29 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			l.hide(e.row)
 			leave = append(leave, e.row)
 		case RuleSameKey:
-			a.Other, a.Reason = l.rows[e.other].mem.ID, "CONTRADICTS_SAME_KEY"
+			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "CONTRADICTS_SAME_KEY"
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
 			r.contradicts = append(r.contradicts, e.other)
-			l.rows[e.other].contradicts = append(l.rows[e.other].contradicts, e.row)
+			l.rows.at(e.other).contradicts = append(l.rows.at(e.other).contradicts, e.row)
 			l.addEdge(links.Contradicts, e.row, e.other)
 		case RuleRipple:
-			a.Other, a.Penalty, a.Reason = l.rows[e.other].mem.ID, e.value, "DEPENDENCY_CHANGED"
+			a.Other, a.Penalty, a.Reason = l.rows.at(e.other).mem.ID, e.value, "DEPENDENCY_CHANGED"
 			r.penalty += e.value
 			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 			if !slices.Contains(r.review, e.other) {
 				r.review = append(r.review, e.other)
 			}
 		case RuleMerge:
-			a.Other, a.Reason = l.rows[e.other].mem.ID, "MERGED_NEAR_DUPLICATE"
-			if !r.visible || r.superseded || !l.rows[e.other].visible {
+			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "MERGED_NEAR_DUPLICATE"
+			if !r.visible || r.superseded || !l.rows.at(e.other).visible {
 				continue
 			}
 			l.merge(e.row, e.other, tx)
 			leave = append(leave, e.row)
 		case RuleLineage, RuleSimilar:
-			a.Other, a.Reason = l.rows[e.other].mem.ID, "DEPENDS_ON_LINEAGE"
+			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "DEPENDS_ON_LINEAGE"
 			if e.rule == RuleSimilar {
 				a.Reason = "DEPENDS_ON_SIMILAR"
 			}
@@ -572,15 +572,15 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			}
 			l.addDep(e.row, e.other)
 		case RuleTopicConflict:
-			a.Other, a.Reason, a.Prefer = l.rows[e.other].mem.ID, "CONTRADICTS_TOPIC", r.mem.ID
+			a.Other, a.Reason, a.Prefer = l.rows.at(e.other).mem.ID, "CONTRADICTS_TOPIC", r.mem.ID
 			if e.value == 0 {
-				a.Prefer = l.rows[e.other].mem.ID
+				a.Prefer = l.rows.at(e.other).mem.ID
 			}
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
 			r.contradicts = append(r.contradicts, e.other)
-			l.rows[e.other].contradicts = append(l.rows[e.other].contradicts, e.row)
+			l.rows.at(e.other).contradicts = append(l.rows.at(e.other).contradicts, e.row)
 			l.addEdge(links.Contradicts, e.row, e.other)
 			linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] = true
 		case RuleContradicted:
@@ -593,8 +593,8 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			if pen < 0 {
 				loser, winner, pen = e.row, e.other, -pen
 			}
-			lr := &l.rows[loser]
-			a.ID, a.Other, a.Penalty, a.Reason = lr.mem.ID, l.rows[winner].mem.ID, pen, "CONTRADICTED"
+			lr := l.rows.at(loser)
+			a.ID, a.Other, a.Penalty, a.Reason = lr.mem.ID, l.rows.at(winner).mem.ID, pen, "CONTRADICTED"
 			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(lr.contradictedBy, winner) {
 				continue
 			}
@@ -647,7 +647,7 @@ func (c *Collection) Orphans() []string {
 	defer c.mu.RUnlock()
 	var out []string
 	for _, j := range c.orphans() {
-		out = append(out, c.rows[j].mem.ID)
+		out = append(out, c.rows.at(j).mem.ID)
 	}
 	return out
 }

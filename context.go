@@ -149,7 +149,7 @@ func (c *Collection) AssembleContext(ctx context.Context, req *SearchRequest, op
 		}
 		d := ContextDoc{Rank: len(blk.Documents) + 1, ID: h.ID, Source: h.Memory.Source, DocID: h.Memory.DocID,
 			Version: h.Memory.Version, Status: h.Memory.Status, Created: h.Memory.Created,
-			ValidFrom: h.Memory.ValidFrom, ValidTo: h.Memory.ValidTo, Score: h.Score, Edges: int(c.rows[j].degree),
+			ValidFrom: h.Memory.ValidFrom, ValidTo: h.Memory.ValidTo, Score: h.Score, Edges: int(c.rows.at(j).degree),
 			Accesses: h.Memory.Access, Positive: h.Memory.Positive, Negative: h.Memory.Negative,
 			Review: h.Memory.Review, Text: h.Memory.Text}
 		if s := h.Signals; s != nil {
@@ -190,8 +190,8 @@ func (c *Collection) AssembleContext(ctx context.Context, req *SearchRequest, op
 
 // chainHead is the newest memory of row j's version chain (c.mu held).
 func (c *Collection) chainHead(j int) int {
-	for seen := 0; c.rows[j].supersededBy >= 0 && seen < len(c.rows); seen++ {
-		j = c.rows[j].supersededBy
+	for seen := 0; c.rows.at(j).supersededBy >= 0 && seen < c.rows.len(); seen++ {
+		j = c.rows.at(j).supersededBy
 	}
 	return j
 }
@@ -199,7 +199,7 @@ func (c *Collection) chainHead(j int) int {
 // conflict reports whether rows a and b contradict: the same fact key
 // with different objects, or a contradiction consolidation flagged.
 func (c *Collection) conflict(a, b int) bool {
-	ra, rb := &c.rows[a], &c.rows[b]
+	ra, rb := c.rows.at(a), c.rows.at(b)
 	if !ra.key.IsZero() && ra.key == rb.key && temporal.NormalizeObject(ra.mem.Object) != temporal.NormalizeObject(rb.mem.Object) {
 		return true
 	}

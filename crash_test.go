@@ -25,7 +25,7 @@ func checkConsistent(t *testing.T, db *DB) {
 	for _, c := range db.snapshotColls() {
 		c.mu.RLock()
 		ok := c.indexesAgree()
-		stored, visible := len(c.rows), c.visible
+		stored, visible := c.rows.len(), c.visible
 		c.mu.RUnlock()
 		if !ok {
 			t.Fatalf("collection %q: the indexes disagree with the ledger (%d stored, %d visible; surface %d, archive %d)",

@@ -185,7 +185,7 @@ func (c *Collection) currentChunks(docID string) ([]Memory, error) {
 			break
 		}
 		j := chain[len(chain)-1]
-		m := c.rows[j].mem
+		m := c.rows.at(j).mem
 		m.Vector = c.unitVector(j) // read only
 		m.DependsOn = slices.Clone(m.DependsOn)
 		out = append(out, m)
@@ -340,7 +340,7 @@ func (c *Collection) applyPutDoc(ms []Memory, replaced, later []string, shift in
 		c.mu.Unlock()
 		return docApplied{}, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	newRows := len(c.rows)
+	newRows := c.rows.len()
 	res, touched := c.putDoc(ms, replaced, later, shift, tx)
 	c.syncLinks()
 	leave, toSurface, toArchive, vecs := c.surfaceMoves(touched, newRows)
@@ -376,7 +376,7 @@ func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx flo
 	}
 	for _, id := range later {
 		if j, ok := l.byID[id]; ok {
-			m := &l.rows[j].mem
+			m := &l.rows.at(j).mem
 			m.Start, m.End = max(0, m.Start+shift), max(0, m.End+shift)
 		}
 	}

@@ -3,9 +3,10 @@ package tidemark
 import (
 	"fmt"
 
-	"github.com/tidemark/tidemark/simd"
 	"slices"
 	"time"
+
+	"github.com/tidemark/tidemark/simd"
 
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -90,7 +91,7 @@ const driftClusters = 16
 func (l *ledger) driftName(j int) string {
 	// A caller's key only: a derived one may be adopted later (keys.go),
 	// and the group must be the one the memory joined when written.
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	if !r.key.IsZero() && r.mem.KeyRule == "" {
 		return r.key.Subject
 	}
@@ -112,7 +113,7 @@ func (l *ledger) driftName(j int) string {
 // group's detector and sets its beliefs' kernel group (c.mu held; in log
 // order).
 func (l *ledger) observeDrift(j int) {
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	name := l.driftName(j)
 	g := l.drift[name]
 	if g == nil {

@@ -158,10 +158,10 @@ func driftPrintOf(t *testing.T, c *Collection) driftPrint {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	p.KGroups, p.Anchors = slices.Clone(c.kgroups), slices.Clone(c.anchors)
-	for j := range c.rows {
-		p.RowKG = append(p.RowKG, c.rows[j].kgroup)
+	for j := range c.rows.len() {
+		p.RowKG = append(p.RowKG, c.rows.at(j).kgroup)
 		var gs []uint32
-		for _, b := range c.rows[j].beliefs {
+		for _, b := range c.rows.at(j).beliefs {
 			gs = append(gs, c.batch.Group[b])
 		}
 		p.Group = append(p.Group, gs)

@@ -86,8 +86,8 @@ func (l *ledger) judge(coll, id, source string, pos, neg int64, tx float64) erro
 	st.total += n
 	st.inDay += n
 	l.feedback[k] = st
-	l.rows[j].positive += float64(pos)
-	l.rows[j].negative += float64(neg)
+	l.rows.at(j).positive += float64(pos)
+	l.rows.at(j).negative += float64(neg)
 	l.syncCounters(j)
 	return nil
 }
@@ -174,8 +174,8 @@ func (c *Collection) applyAccess(counts []accessCount) error {
 // counted per row.
 func (l *ledger) access(counts []accessCount) {
 	for _, a := range counts {
-		if a.row < len(l.rows) {
-			l.rows[a.row].access += float64(a.n)
+		if a.row < l.rows.len() {
+			l.rows.at(a.row).access += float64(a.n)
 			l.syncCounters(a.row)
 		}
 	}

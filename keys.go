@@ -121,7 +121,7 @@ func (c *Collection) candidates(batch []Memory) candidateSet {
 		rows := c.byLead[l]
 		var found []*Memory
 		for k := len(rows) - 1; k >= 0 && len(found) < maxUpdateCandidates; k-- {
-			if r := &c.rows[rows[k]]; r.visible && !r.superseded {
+			if r := c.rows.at(rows[k]); r.visible && !r.superseded {
 				m := r.mem // a copy: the ledger may change once the lock is released
 				found = append(found, &m)
 			}
@@ -226,7 +226,7 @@ func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 	if !ok {
 		return
 	}
-	o := &l.rows[j]
+	o := l.rows.at(j)
 	key := temporal.NewFactKey(m.Subject, m.Relation)
 	if !o.visible || o.superseded || o.key == key || !o.key.IsZero() && o.mem.KeyRule == "" {
 		return // no longer current, or keyed by its caller meanwhile
@@ -246,7 +246,7 @@ func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 	chain := l.byKey[key]
 	a := o.assertion(j)
 	pos := len(chain)
-	for pos > 0 && temporal.Newer(l.rows[chain[pos-1]].assertion(chain[pos-1]), a) {
+	for pos > 0 && temporal.Newer(l.rows.at(chain[pos-1]).assertion(chain[pos-1]), a) {
 		pos--
 	}
 	var closed []int

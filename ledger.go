@@ -31,7 +31,7 @@ type ledger struct {
 	opts      *CollectionOptions // the collection's, read-only
 	epochDays float64            // opts.Epoch in days: the batch's clock
 
-	rows  []row
+	rows  rowTable
 	batch *kernels.Batch // one column row per belief
 	// vecMem holds batch.Vectors off the Go heap (package offheap): the
 	// HNSW indexes keep references to these rows instead of copies
@@ -75,6 +75,43 @@ type ledger struct {
 	// linkOps lists the link-graph changes of the record being applied, in
 	// order; the handle mirrors them into its graph (Collection.syncLinks).
 	linkOps []linkOp
+}
+
+// rowTable holds the rows in fixed chunks of rowChunk: appending never
+// copies the rows already there (a slice of 100k rows of about a
+// kilobyte grown by append copied some 500 MB while loading, and held the
+// old and the new array at once), and a row's address is stable.
+type rowTable struct {
+	chunks []*[rowChunk]row
+	n      int
+}
+
+const rowChunk = 1024
+
+// len returns the number of rows.
+func (t *rowTable) len() int { return t.n }
+
+// at returns row j (0 ≤ j < len).
+func (t *rowTable) at(j int) *row {
+	if uint(j) >= uint(t.n) {
+		rowOutOfRange(j, t.n)
+	}
+	return &t.chunks[j/rowChunk][j%rowChunk]
+}
+
+// rowOutOfRange panics as an index out of range would (kept out of at,
+// so that at inlines).
+//
+//go:noinline
+func rowOutOfRange(j, n int) { panic(fmt.Sprintf("tidemark: row %d of %d", j, n)) }
+
+// add appends r.
+func (t *rowTable) add(r row) {
+	if t.n%rowChunk == 0 {
+		t.chunks = append(t.chunks, new([rowChunk]row))
+	}
+	t.chunks[t.n/rowChunk][t.n%rowChunk] = r
+	t.n++
 }
 
 // vectorReserve is the address space a collection's vectors reserve (no
@@ -168,7 +205,7 @@ func (l *ledger) addEdge(typ links.Type, a, b int) {
 func (l *ledger) applyLink(g *links.Graph, op linkOp) error {
 	switch op.kind {
 	case opNode:
-		r := &l.rows[op.row]
+		r := l.rows.at(op.row)
 		return g.AddNode(uint64(op.row), r.created, r.visible)
 	case opHide:
 		return g.SetVisible(uint64(op.row), false)
@@ -187,14 +224,14 @@ func (l *ledger) buildLinks() (*links.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	for j := range l.rows {
-		r := &l.rows[j]
+	for j := range l.rows.len() {
+		r := l.rows.at(j)
 		if err := g.AddNode(uint64(j), r.created, r.visible); err != nil {
 			return nil, err
 		}
 	}
-	for j := range l.rows {
-		r := &l.rows[j]
+	for j := range l.rows.len() {
+		r := l.rows.at(j)
 		for _, o := range r.supersedes {
 			if err := g.AddEdge(links.Version, uint64(j), uint64(o), 0); err != nil {
 				return nil, err
@@ -287,8 +324,8 @@ func (c *Collection) checkLinks() error {
 // is still whole). Collection.Orphans and checkLinks share it.
 func (c *Collection) orphans() []int {
 	var roots []uint64
-	for j := range c.rows {
-		if r := &c.rows[j]; r.visible || !r.superseded {
+	for j := range c.rows.len() {
+		if r := c.rows.at(j); r.visible || !r.superseded {
 			roots = append(roots, uint64(j))
 		}
 	}

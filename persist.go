@@ -9,8 +9,8 @@ import (
 // chains are read from the snapshot), the end of the archive's windows and
 // the dependents of each row (after the dependency pairs are read).
 func (l *ledger) rebuildMaps() error {
-	for j := range l.rows {
-		r := &l.rows[j]
+	for j := range l.rows.len() {
+		r := l.rows.at(j)
 		for _, id := range append([]string{r.mem.ID}, r.aliases...) {
 			if _, dup := l.byID[id]; dup {
 				return fmt.Errorf("id %q twice", id)
@@ -38,11 +38,11 @@ func (l *ledger) rebuildMaps() error {
 // rows and the archive exactly the others.
 func (c *Collection) indexesAgree() bool {
 	if c.surface.Dim() != c.opts.Dim || c.archive.Dim() != c.opts.Dim ||
-		c.surface.Len() != c.visible || c.archive.Len() != len(c.rows)-c.visible {
+		c.surface.Len() != c.visible || c.archive.Len() != c.rows.len()-c.visible {
 		return false
 	}
-	for j := range c.rows {
-		if c.rows[j].visible != c.surface.Contains(uint64(j)) || c.rows[j].visible == c.archive.Contains(uint64(j)) {
+	for j := range c.rows.len() {
+		if c.rows.at(j).visible != c.surface.Contains(uint64(j)) || c.rows.at(j).visible == c.archive.Contains(uint64(j)) {
 			return false
 		}
 	}
@@ -60,10 +60,10 @@ func (c *Collection) rebuildIndexes() error {
 		return err
 	}
 	var on, off []int
-	vecs := make(map[int][]float32, len(c.rows))
-	for j := range c.rows {
+	vecs := make(map[int][]float32, c.rows.len())
+	for j := range c.rows.len() {
 		vecs[j] = c.unitVector(j)
-		if c.rows[j].visible {
+		if c.rows.at(j).visible {
 			on = append(on, j)
 		} else {
 			off = append(off, j)

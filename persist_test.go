@@ -84,8 +84,8 @@ func TestReopen(t *testing.T) {
 	}
 	// An index that disagrees with the ledger is rebuilt.
 	c, _ = db.Collection("c")
-	for j := range c.rows {
-		if c.rows[j].visible {
+	for j := range c.rows.len() {
+		if c.rows.at(j).visible {
 			_ = c.surface.Delete(uint64(j))
 			break
 		}

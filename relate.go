@@ -29,8 +29,8 @@ import (
 // next run.
 func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (fresh []int, edits []edit, more bool, err error) {
 	c.mu.RLock()
-	for j := range c.rows {
-		if r := &c.rows[j]; r.visible && r.status == temporal.Unconsolidated {
+	for j := range c.rows.len() {
+		if r := c.rows.at(j); r.visible && r.status == temporal.Unconsolidated {
 			if len(fresh) == o.MaxNew {
 				more = true
 				break
@@ -40,7 +40,7 @@ func (c *Collection) relationships(ctx context.Context, o *ConsolidateOptions) (
 	}
 	// Lineage: a chunk depends on its document's first chunk.
 	for _, j := range fresh {
-		r := &c.rows[j]
+		r := c.rows.at(j)
 		if r.mem.DocID == "" || r.mem.Chunk == 0 {
 			continue
 		}
@@ -156,7 +156,7 @@ func (c *Collection) surfaceNeighbours(ctx context.Context, part []int, k int) (
 // relate plans the edits between new row j and its nearest memories
 // (c.mu held shared).
 func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, merged map[int]bool, edits []edit) []edit {
-	r := &c.rows[j]
+	r := c.rows.at(j)
 	seen := map[int]bool{j: true}
 	n := 0
 	for _, h := range hits {
@@ -165,7 +165,7 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 			continue
 		}
 		seen[k] = true
-		ok := &c.rows[k]
+		ok := c.rows.at(k)
 		if !ok.visible || merged[k] {
 			continue
 		}
@@ -208,7 +208,7 @@ func (c *Collection) relate(j int, hits []kernels.Hit, o *ConsolidateOptions, me
 // nearDuplicate: the same kind, fact key, document chunk and windows, and
 // at least minWords of their words shared (Jaccard).
 func (c *Collection) nearDuplicate(a, b int, minWords float64) bool {
-	ra, rb := &c.rows[a], &c.rows[b]
+	ra, rb := c.rows.at(a), c.rows.at(b)
 	if ra.mem.Kind != rb.mem.Kind || ra.key != rb.key || ra.doc != rb.doc || ra.mem.DocID != "" ||
 		ra.givenFrom != rb.givenFrom || ra.givenTo != rb.givenTo || !ra.key.IsZero() {
 		return false
@@ -223,7 +223,7 @@ func (c *Collection) nearDuplicate(a, b int, minWords float64) bool {
 // in); a split vote goes to the higher authority, then the more recent,
 // then the earlier written.
 func (c *Collection) prefer(a, b int) bool {
-	ra, rb := &c.rows[a], &c.rows[b]
+	ra, rb := c.rows.at(a), c.rows.at(b)
 	ratio := func(r *row) float64 {
 		if r.positive+r.negative == 0 {
 			return 0.5
@@ -275,7 +275,7 @@ func jaccard(a, b map[string]bool) float64 {
 // the surface, a version link into → m keeps it reachable, and its
 // counters go to into.
 func (l *ledger) merge(m, into int, tx float64) {
-	r, s := &l.rows[m], &l.rows[into]
+	r, s := l.rows.at(m), l.rows.at(into)
 	// Retired from the run's transaction time on (an empty window when it
 	// was written at that very time: it was never believed on its own).
 	cur := &r.states[len(r.states)-1]

@@ -407,12 +407,12 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	var beliefs []int
 	switch {
 	case len(req.Sources) > 0:
-		for j := range c.rows {
-			if !slices.Contains(req.Sources, c.rows[j].mem.Source) {
+		for j := range c.rows.len() {
+			if !slices.Contains(req.Sources, c.rows.at(j).mem.Source) {
 				continue
 			}
 			if q.params.MaskRetired {
-				beliefs = append(beliefs, c.rows[j].beliefs...)
+				beliefs = append(beliefs, c.rows.at(j).beliefs...)
 			} else {
 				beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 			}
@@ -423,7 +423,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 			beliefs[i] = i
 		}
 	default:
-		for j := range c.rows {
+		for j := range c.rows.len() {
 			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 		}
 	}
@@ -540,10 +540,10 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	beliefs := sc.beliefs[:0]
 	for _, r := range rows {
 		switch {
-		case r >= len(c.rows): // cannot happen: the ledger is applied before the index
-		case len(req.Sources) > 0 && !slices.Contains(req.Sources, c.rows[r].mem.Source):
+		case r >= c.rows.len(): // cannot happen: the ledger is applied before the index
+		case len(req.Sources) > 0 && !slices.Contains(req.Sources, c.rows.at(r).mem.Source):
 		case q.params.MaskRetired:
-			beliefs = append(beliefs, c.rows[r].beliefs...)
+			beliefs = append(beliefs, c.rows.at(r).beliefs...)
 		default:
 			beliefs = append(beliefs, c.beliefAt(r, q.tq.TxAt))
 		}
@@ -584,7 +584,7 @@ func (c *Collection) scratch() *searchScratch { return searchPool.Get().(*search
 // belief when it was not recorded yet: a method that does not mask by
 // transaction time scores each memory once, as it was believed then.
 func (c *Collection) beliefAt(j int, tx float64) int {
-	r := &c.rows[j]
+	r := c.rows.at(j)
 	for i, b := range r.beliefs {
 		if float64(c.batch.RecordedAt[b]) <= tx && tx < float64(c.batch.RetiredAt[b]) {
 			return r.beliefs[i]
@@ -640,7 +640,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 			continue // another belief about the memory was kept
 		}
 		reported[id] = true
-		res.Removed = append(res.Removed, Removed{ID: c.rows[id].mem.ID, Reason: removedBy[id]})
+		res.Removed = append(res.Removed, Removed{ID: c.rows.at(int(id)).mem.ID, Reason: removedBy[id]})
 	}
 	return nil
 }
@@ -649,7 +649,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 // held). Its confidence holds a static memory's clock whatever the method
 // (temporal.ConfidenceParams.Reported).
 func (c *Collection) hit(j int, score, cosine float64, sig *temporal.Signals, q *query) Hit {
-	r := &c.rows[j]
+	r := c.rows.at(j)
 	age := q.tq.At + c.epochDays - r.created
 	cp := q.params.Confidence.Reported()
 	conf := temporal.Confidence(cp, r.c0, cp.Age(r.mem.Kind, age, 0), r.positive, r.negative, r.access)
@@ -658,7 +658,7 @@ func (c *Collection) hit(j int, score, cosine float64, sig *temporal.Signals, q 
 
 // memory is row j as the public type, without its vector (c.mu held).
 func (c *Collection) memory(j int) Memory {
-	r := &c.rows[j]
+	r := c.rows.at(j)
 	m := r.mem
 	m.DependsOn = slices.Clone(m.DependsOn)
 	m.RecordedAt = fromDays(r.rec)
@@ -674,20 +674,20 @@ func (c *Collection) memory(j int) Memory {
 	m.Created = fromDays(r.created)
 	m.Status, m.Visible = r.status, r.visible
 	if r.supersededBy >= 0 {
-		m.SupersededBy = c.rows[r.supersededBy].mem.ID
+		m.SupersededBy = c.rows.at(r.supersededBy).mem.ID
 	}
 	for _, o := range r.supersedes {
-		m.Supersedes = append(m.Supersedes, c.rows[o].mem.ID)
+		m.Supersedes = append(m.Supersedes, c.rows.at(o).mem.ID)
 	}
 	m.Aliases = slices.Clone(r.aliases)
 	for _, o := range r.contradicts {
-		m.Contradicts = append(m.Contradicts, c.rows[o].mem.ID)
+		m.Contradicts = append(m.Contradicts, c.rows.at(o).mem.ID)
 	}
 	for _, o := range r.review {
-		m.Review = append(m.Review, c.rows[o].mem.ID)
+		m.Review = append(m.Review, c.rows.at(o).mem.ID)
 	}
 	for _, o := range r.contradictedBy {
-		m.ContradictedBy = append(m.ContradictedBy, c.rows[o].mem.ID)
+		m.ContradictedBy = append(m.ContradictedBy, c.rows.at(o).mem.ID)
 	}
 	m.Penalty = r.penalty
 	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)

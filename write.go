@@ -29,7 +29,7 @@ func (c *Collection) applyPut(ms []Memory, tx float64) ([]PutResult, error) {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	newRows := len(c.rows)
+	newRows := c.rows.len()
 	out, touched := c.put(ms, tx)
 	c.syncLinks()
 	leave, toSurface, toArchive, vecs := c.surfaceMoves(touched, newRows)
@@ -93,11 +93,11 @@ func (l *ledger) surfaceMoves(touched map[int]bool, newRows int) (leave, toSurfa
 		if r >= newRows {
 			before = false
 		}
-		moves = append(moves, move{r, before, l.rows[r].visible})
+		moves = append(moves, move{r, before, l.rows.at(r).visible})
 	}
-	for r := newRows; r < len(l.rows); r++ {
+	for r := newRows; r < l.rows.len(); r++ {
 		if _, ok := touched[r]; !ok {
-			moves = append(moves, move{r, false, l.rows[r].visible})
+			moves = append(moves, move{r, false, l.rows.at(r).visible})
 		}
 	}
 	slices.SortFunc(moves, func(a, b move) int { return cmp.Compare(a.row, b.row) })
@@ -121,7 +121,7 @@ func (l *ledger) surfaceMoves(touched map[int]bool, newRows int) (leave, toSurfa
 
 // unitVector is row j's unit vector (its first belief's columns).
 func (l *ledger) unitVector(j int) []float32 {
-	b, d := l.rows[j].beliefs[0], l.opts.Dim
+	b, d := l.rows.at(j).beliefs[0], l.opts.Dim
 	return l.batch.Vectors[b*d : (b+1)*d]
 }
 
@@ -167,7 +167,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	if j, ok := l.byID[m.ID]; ok {
 		// A retry of a write that was applied (precheck refused other
 		// content; two racing Puts with one id land here in log order).
-		res.Outcome, res.Into = Unchanged, l.rows[j].mem.ID
+		res.Outcome, res.Into = Unchanged, l.rows.at(j).mem.ID
 		if !l.sameContent(j, m, h) {
 			// Two Puts raced on one id with different content: the first
 			// in log order stands.
@@ -203,7 +203,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	// a current memory → reinforce it.
 	if r.normText != "" {
 		for _, j := range l.byText[r.normText] {
-			o := &l.rows[j]
+			o := l.rows.at(j)
 			if !o.superseded && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.mem.Object) == temporal.NormalizeObject(m.Object) {
 				return l.reinforce(j, m, h)
@@ -213,7 +213,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	// Fact key: the memory's place in its chain (temporal.Resolve's order);
 	// the same object as its predecessor is a restatement. A memory that
 	// restates a current one with another value first gives it its key.
-	idx := len(l.rows)
+	idx := l.rows.len()
 	if m.KeyFrom != "" {
 		l.adopt(m, touched)
 	}
@@ -222,12 +222,12 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		chain := l.byKey[r.key]
 		a := r.assertion(idx)
 		keyPos = len(chain)
-		for keyPos > 0 && temporal.Newer(l.rows[chain[keyPos-1]].assertion(chain[keyPos-1]), a) {
+		for keyPos > 0 && temporal.Newer(l.rows.at(chain[keyPos-1]).assertion(chain[keyPos-1]), a) {
 			keyPos--
 		}
 		if keyPos > 0 {
 			pred := chain[keyPos-1]
-			if temporal.Resolve(a, l.rows[pred].assertion(pred)) == temporal.Duplicate {
+			if temporal.Resolve(a, l.rows.at(pred).assertion(pred)) == temporal.Duplicate {
 				return l.reinforce(pred, m, h)
 			}
 		}
@@ -244,7 +244,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		r.status = temporal.Archived
 	}
 	l.lastTx = max(l.lastTx, r.rec, tx)
-	l.rows = append(l.rows, r)
+	l.rows.add(r)
 	l.appendBelief(idx, m.Vector, true)
 	l.observeDrift(idx)
 	l.byID[m.ID] = idx
@@ -265,16 +265,16 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	if m.DocID != "" {
 		chain := l.byDoc[r.doc]
 		pos := len(chain)
-		for pos > 0 && l.rows[chain[pos-1]].mem.Version > m.Version {
+		for pos > 0 && l.rows.at(chain[pos-1]).mem.Version > m.Version {
 			pos--
 		}
 		l.byDoc[r.doc] = l.link(chain, pos, idx, touched, &closed)
 	}
 	for _, o := range closed {
 		if o == idx {
-			res.SupersededBy = l.rows[l.rows[idx].supersededBy].mem.ID
+			res.SupersededBy = l.rows.at(l.rows.at(idx).supersededBy).mem.ID
 		} else {
-			res.Superseded = append(res.Superseded, l.rows[o].mem.ID)
+			res.Superseded = append(res.Superseded, l.rows.at(o).mem.ID)
 		}
 	}
 	// Dependencies, in both directions, once per ordered pair; targets not
@@ -320,7 +320,7 @@ func (l *ledger) link(chain []int, pos, idx int, touched map[int]bool, closed *[
 // from no earlier than old began. old leaves the surface; a version link
 // nw → old keeps it reachable.
 func (l *ledger) supersede(old, nw int, touched map[int]bool) {
-	o, n := &l.rows[old], &l.rows[nw]
+	o, n := l.rows.at(old), l.rows.at(nw)
 	if _, ok := touched[old]; !ok {
 		touched[old] = o.visible
 	}
@@ -364,14 +364,14 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 // offSurface notes that row j is off the surface: queries at valid times
 // before its window's end may need the archive.
 func (l *ledger) offSurface(j int) {
-	if to := l.rows[j].states[len(l.rows[j].states)-1].valid.To; !math.IsInf(to, 0) {
+	if to := l.rows.at(j).states[len(l.rows.at(j).states)-1].valid.To; !math.IsInf(to, 0) {
 		l.histUntil = max(l.histUntil, to)
 	}
 }
 
 // reinforce folds write m into row j: a restatement is an access.
 func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	r.access += 1 + float64(m.Access)
 	r.positive += float64(m.Positive)
 	r.negative += float64(m.Negative)
@@ -397,7 +397,7 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 
 // indexLead adds row j to the update candidates when it can be one.
 func (l *ledger) indexLead(j int) {
-	if m := &l.rows[j].mem; keyable(m) {
+	if m := &l.rows.at(j).mem; keyable(m) {
 		if lead := leadWords(m.Text); lead != "" {
 			l.byLead[lead] = append(l.byLead[lead], j)
 		}
@@ -410,8 +410,8 @@ func (l *ledger) addDep(a, b int) {
 		return
 	}
 	l.deps[[2]int{a, b}] = true
-	l.rows[a].degree++
-	l.rows[b].degree++
+	l.rows.at(a).degree++
+	l.rows.at(b).degree++
 	l.dependents[b] = append(l.dependents[b], a)
 	l.syncCounters(a)
 	l.syncCounters(b)
@@ -421,7 +421,7 @@ func (l *ledger) addDep(a, b int) {
 // syncCounters copies row j's counters, status and base confidence into
 // its batch rows.
 func (l *ledger) syncCounters(j int) {
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	for _, b := range r.beliefs {
 		l.batch.Access[b], l.batch.Positive[b], l.batch.Negative[b] = float32(r.access), float32(r.positive), float32(r.negative)
 		l.batch.Degree[b] = float32(r.degree)
@@ -441,7 +441,7 @@ func (l *ledger) day32(d float64) float32 {
 // appendBelief adds the batch row of row j's next state without one
 // (states and beliefs run in step).
 func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
-	r := &l.rows[j]
+	r := l.rows.at(j)
 	st := r.states[len(r.beliefs)]
 	b := l.batch
 	n := b.Len()

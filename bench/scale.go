@@ -19,6 +19,7 @@ import (
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/internal/offheap"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -208,8 +209,14 @@ func scaleRun(ctx context.Context, c *ScaleConfig, d *VectorSet, queries []float
 	}
 	defer os.RemoveAll(dir)
 
-	// The load, from a clean peak.
+	// The load, from a clean peak. The last run's off-heap arrays (package
+	// offheap) are unmapped by cleanups that run after a collection finds
+	// them unreachable: wait for them, or their pages count in this peak.
 	runtime.GC()
+	for deadline := time.Now().Add(10 * time.Second); offheap.Mapped() > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
+	}
 	debug.FreeOSMemory()
 	rssReset = resetPeakRSS()
 	db, err := tidemark.Open(dir, nil)

@@ -49,13 +49,15 @@ func runBenchConsolidate(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 20000, "memories")
 	dim := fs.Int("dim", 384, "vector dimension")
 	queries := fs.Int("queries", 2000, "searches per latency measurement")
+	data := fs.String("data", bench.DataGaussian, "vectors: \""+bench.DataGaussian+"\" (random, the worst case), \""+bench.DataSynthetic+"\" (clustered, synthetic) or an ANN dataset prefix (lifted to --dim), e.g. "+bench.DefaultData)
+	noBusy := fs.Bool("no-busy", false, "skip the second build searched while consolidation runs")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rep, err := bench.RunConsolidate(ctx, bench.ConsolidateConfig{N: *n, Dim: *dim, Queries: *queries, Progress: stderr})
+	rep, err := bench.RunConsolidate(ctx, bench.ConsolidateConfig{N: *n, Dim: *dim, Queries: *queries, Data: *data, NoBusy: *noBusy, Progress: stderr})
 	if err != nil {
 		return err
 	}
