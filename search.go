@@ -8,9 +8,11 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/links"
+	"github.com/tidemark/tidemark/internal/prefetch"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/simd"
@@ -507,7 +509,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	for _, f := range found {
 		rows = append(rows, int(f.Key))
 	}
-	if q.historical && len(rows) > 0 {
+	if q.historical && len(rows) > 0 && c.links.Linked(links.Version) {
 		anchors := make([]uint64, len(rows))
 		for i, r := range rows {
 			anchors[i] = uint64(r)
@@ -552,13 +554,24 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	sc.sims = slices.Grow(sc.sims[:0], len(beliefs))[:len(beliefs)]
 	sims := sc.sims
 	d := c.opts.Dim
+	// The candidates' vectors are cold (the walk read their codes): keep
+	// the next rows loading while each cosine runs, as the index's walk
+	// does, so their cache misses overlap.
+	lines := min(8, (4*d+63)/64)
+	vecs := c.batch.Vectors
 	for i, b := range beliefs {
-		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
+		if j := i + candLookAhead; j < len(beliefs) {
+			prefetch.Lines(unsafe.Pointer(&vecs[beliefs[j]*d]), lines)
+		}
+		sims[i] = simd.Dot(q.vec, vecs[b*d:(b+1)*d])
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
+
+// candLookAhead is how many candidate rows ahead searchANN prefetches.
+const candLookAhead = 3
 
 // versionLinks is the link types a historical search follows.
 var versionLinks = []links.Type{links.Version}

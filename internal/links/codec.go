@@ -173,6 +173,7 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 				return linkCorrupt("%s link %d → %d out of order", typ, from, to)
 			}
 			fn.out[typ] = append(fn.out[typ], e)
+			g.linked[typ] = true
 			if c := caps[typ]; c > 0 && typ != Version && len(fn.out[typ]) > c {
 				return linkCorrupt("node %d has more than %d %s links", from, c, typ)
 			}

@@ -306,6 +306,21 @@ type Graph struct {
 	opts  Options
 	caps  [numTypes]int // 0 means unbounded
 	nodes map[uint64]*linkNode
+	// linked[typ] is set when a link of type typ is first added (and
+	// never cleared): Linked's cheap answer.
+	linked [numTypes]bool
+}
+
+// Linked reports whether a link of type typ was ever added to the graph.
+// When it was not, Expand over typ finds nothing: a caller can skip it,
+// and the visited set and the anchors' lookups it costs.
+func (g *Graph) Linked(typ Type) bool {
+	if typ >= numTypes {
+		return false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.linked[typ]
 }
 
 // New returns an empty graph with the given caps; nil means every
@@ -511,6 +526,7 @@ func (g *Graph) upsert(typ Type, fn *linkNode, from, to uint64, tn *linkNode, si
 	} else if typ == Version {
 		tn.vparents = append(tn.vparents, from)
 	}
+	g.linked[typ] = true
 	e := linkEdge{to: to, t: tn.t, sim: sim}
 	i, _ := slices.BinarySearchFunc(list, e, func(x, y linkEdge) int {
 		if linkRanksBefore(typ, x, y) {

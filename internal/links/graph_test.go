@@ -1083,3 +1083,39 @@ func FuzzLinkUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// Linked says which link types the graph has ever held: false only when
+// Expand over the type can find nothing; it survives the codec.
+func TestLinked(t *testing.T) {
+	g := linkMustGraph(t, nil)
+	for k := range uint64(3) {
+		linkMustNode(t, g, k, float64(10-k), k == 0)
+	}
+	if g.Linked(Version) || g.Linked(Temporal) {
+		t.Fatal("an empty graph says it has links")
+	}
+	if hits, err := g.Expand([]uint64{0}, 3, 10, []Type{Version}); err != nil || hits != nil {
+		t.Fatalf("Expand without links: %v, %v", hits, err)
+	}
+	linkMustEdge(t, g, Version, 0, 1, 0)
+	if !g.Linked(Version) || g.Linked(Temporal) {
+		t.Fatalf("after a version link: Version %v, Temporal %v", g.Linked(Version), g.Linked(Temporal))
+	}
+	if hits, err := g.Expand([]uint64{0}, 3, 10, []Type{Version}); err != nil || len(hits) != 1 {
+		t.Fatalf("Expand with a version link: %v, %v", hits, err)
+	}
+	if g.Linked(numTypes) {
+		t.Fatal("an unknown type is linked")
+	}
+	b, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Graph
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !back.Linked(Version) || back.Linked(Temporal) {
+		t.Fatalf("decoded: Version %v, Temporal %v", back.Linked(Version), back.Linked(Temporal))
+	}
+}
