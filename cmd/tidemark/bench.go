@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,23 @@ func workloads() []workload {
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	ws := workloads()
+	if len(args) >= 2 && args[0] == "--cpuprofile" {
+		// A CPU profile of the whole workload, for finding where its
+		// time goes (go tool pprof FILE).
+		f, err := os.Create(args[1])
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+		args = args[2:]
+	}
 	if len(args) > 0 {
 		for _, w := range ws {
 			if w.name == args[0] {
@@ -47,7 +65,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	for i, w := range ws {
 		names[i] = w.name
 	}
-	fmt.Fprintf(stderr, "usage: tidemark bench %s [flags]\n\nworkloads:\n", strings.Join(names, "|"))
+	fmt.Fprintf(stderr, "usage: tidemark bench [--cpuprofile FILE] %s [flags]\n\nworkloads:\n", strings.Join(names, "|"))
 	for _, w := range ws {
 		fmt.Fprintf(stderr, "  %-12s %s\n", w.name, w.summary)
 	}
