@@ -54,7 +54,7 @@ func (e *Error) Error() string {
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
-		b, err := json.Marshal(in)
+		b, err := marshal(in)
 		if err != nil {
 			return err
 		}

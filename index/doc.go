@@ -16,7 +16,13 @@
 //
 // Layout: the vectors live in one contiguous arena aligned to 64 bytes;
 // nodes have uint32 internal ids and a key ↔ id map; layer 0 stores a
-// fixed-size block of 2M neighbours per node, the upper layers M.
+// fixed-size block of 2M neighbours per node, the upper layers M. The
+// vectors, codes and layer-0 blocks are off-heap arrays (internal/offheap
+// on Linux): they grow in place without copying, and the garbage collector
+// neither scans them nor counts them in its heap goal. With
+// [Options.SharedVectors] the index keeps a pointer to each caller's unit
+// vector instead of a copy: the engine's indexes share its column store's
+// vectors, so each lives once in memory.
 //
 // With [Options.Quantize] each node also keeps an int8 code of its vector
 // (simd.QuantizeInt8, a quarter of the bytes, its scale on the same cache

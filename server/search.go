@@ -18,8 +18,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *Token) error 
 		return err
 	}
 	var req api.SearchRequest
-	if err := decode(r, &req); err != nil {
+	vecs, err := decodeLifting(r, &req, "")
+	if err != nil {
 		return err
+	}
+	if v, ok := vecs.at[0]; ok {
+		req.Vector = v
 	}
 	sr, err := searchRequest(&req, c.Options().Method)
 	if err != nil {

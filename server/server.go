@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -205,14 +206,58 @@ func writeError(w http.ResponseWriter, err error) {
 
 // decode reads exactly one JSON value into v, strictly.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(body, v)
+}
+
+// decodeLifting is decode for a body carrying vectors (liftVectors: the
+// top-level one when list is "", else those of list's elements): the
+// vectors are parsed apart from encoding/json and returned for the caller
+// to put back; a body liftVectors does not take is decoded by decode's
+// rules alone, with the same result.
+func decodeLifting(r *http.Request, v any, list string) (liftedVectors, error) {
+	body, err := readBody(r)
+	if err != nil {
+		return liftedVectors{}, err
+	}
+	return decodeLiftingBytes(body, v, list)
+}
+
+// decodeLiftingBytes is decodeLifting of a body read.
+func decodeLiftingBytes(body []byte, v any, list string) (liftedVectors, error) {
+	if out, vecs, ok := liftVectors(body, list); ok {
+		if decodeBytes(out, v) == nil {
+			return vecs, nil
+		}
+		// Refused without its vectors, so refused with them: encoding/json
+		// words the error about the body as sent.
+	}
+	return liftedVectors{}, decodeBytes(body, v)
+}
+
+// readBody reads the request body (bounded by the handler's
+// MaxBytesReader).
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		if mbe, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, errf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "request body over %d bytes", mbe.Limit)
+		}
+		return nil, errf(http.StatusBadRequest, api.CodeMalformedJSON, "reading the body: %v", err)
+	}
+	return body, nil
+}
+
+// decodeBytes decodes exactly one JSON value from body into v, strictly.
+func decodeBytes(body []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
 		var ute *json.UnmarshalTypeError
 		switch {
-		case errors.As(err, &mbe):
-			return errf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "request body over %d bytes", mbe.Limit)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
 			return errf(http.StatusBadRequest, api.CodeUnknownField, "%v", err)
 		case errors.As(err, &ute):

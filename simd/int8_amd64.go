@@ -2,6 +2,8 @@
 
 package simd
 
+import "github.com/klauspost/cpuid/v2"
+
 // dotInt8AVX2 returns Σ a[i]·b[i] over n elements, n a multiple of 32
 // (int8_amd64.s).
 //
@@ -28,6 +30,23 @@ func dotInt8Accel(a, b []int8) int32 {
 //go:noescape
 func dotInt8RowsAVX2(q, rows *int8, stride int, ids *uint32, n int, out *int32)
 
+// dotInt8RowsVNNI is dotInt8RowsAVX2 with AVX-512 VNNI's VPDPBUSD
+// (int8_amd64.s).
+//
+//go:noescape
+func dotInt8RowsVNNI(q, rows *int8, stride int, ids *uint32, n int, out *int32)
+
+// haveVNNI says the CPU and OS run AVX-512 VNNI on 256-bit registers
+// (AVX512VL); useVNNI is whether DotInt8Rows does (tests switch it).
+var (
+	haveVNNI = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.AVX512VL, cpuid.AVX512VNNI)
+	useVNNI  = haveVNNI
+)
+
 func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
+	if useVNNI {
+		dotInt8RowsVNNI(&q[0], &rows[0], len(q), &ids[0], len(ids), &out[0])
+		return
+	}
 	dotInt8RowsAVX2(&q[0], &rows[0], len(q), &ids[0], len(ids), &out[0])
 }
