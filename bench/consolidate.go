@@ -27,9 +27,10 @@ type ConsolidateConfig struct {
 	// twenty a near-duplicate of an earlier one, one in ten an event.
 	N, Dim int
 	// Data is where the vectors come from (OpenVectorSet): an ANN dataset
-	// prefix lifted to Dim, DataSynthetic, or DataGaussian (random normal
-	// vectors, the worst case for the relationship pass's index walk, and
-	// the default of earlier reports). Default DataGaussian.
+	// prefix lifted to Dim (default DefaultData, GloVe-100), DataSynthetic
+	// (clustered, for sizes past the file's), or DataGaussian (random
+	// normal vectors, the worst case for the relationship pass's index
+	// walk; the data of the reports before 2026-11-24).
 	Data string
 	// NoBusy skips the second half (a fresh build searched while
 	// consolidation runs over and over), which doubles the time at scale.
@@ -91,7 +92,7 @@ func RunConsolidate(ctx context.Context, cfg ConsolidateConfig) (ConsolidateRepo
 		cfg.K = 10
 	}
 	if cfg.Data == "" {
-		cfg.Data = DataGaussian
+		cfg.Data = DefaultData
 	}
 	rep := ConsolidateReport{N: cfg.N, Dim: cfg.Dim, Data: cfg.Data}
 	say := lines(cfg.Progress)

@@ -49,7 +49,7 @@ func runBenchConsolidate(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 20000, "memories")
 	dim := fs.Int("dim", 384, "vector dimension")
 	queries := fs.Int("queries", 2000, "searches per latency measurement")
-	data := fs.String("data", bench.DataGaussian, "vectors: \""+bench.DataGaussian+"\" (random, the worst case), \""+bench.DataSynthetic+"\" (clustered, synthetic) or an ANN dataset prefix (lifted to --dim), e.g. "+bench.DefaultData)
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" (clustered, synthetic) or \""+bench.DataGaussian+"\" (random, the worst case)")
 	noBusy := fs.Bool("no-busy", false, "skip the second build searched while consolidation runs")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
