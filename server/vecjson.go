@@ -134,20 +134,28 @@ func (p *vecScanner) object(depth, elem int) bool {
 				return false
 			}
 		}
-		p.skipSpace()
-		if p.i >= len(p.b) {
-			return false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return true
-		default:
-			return false
+		if more, ok := p.next('}'); !more {
+			return ok
 		}
 	}
+}
+
+// next passes the separator after a member or element: a comma (more),
+// or the container's close (done, ok); anything else is not JSON.
+func (p *vecScanner) next(close byte) (more, ok bool) {
+	p.skipSpace()
+	if p.i >= len(p.b) {
+		return false, false
+	}
+	switch p.b[p.i] {
+	case ',':
+		p.i++
+		return true, true
+	case close:
+		p.i++
+		return false, true
+	}
+	return false, false
 }
 
 // listArray reads the list field's array of objects (null is left to
@@ -170,18 +178,8 @@ func (p *vecScanner) listArray() bool {
 		} else if !p.skip() {
 			return false
 		}
-		p.skipSpace()
-		if p.i >= len(p.b) {
-			return false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			return true
-		default:
-			return false
+		if more, ok := p.next(']'); !more {
+			return ok
 		}
 	}
 }
@@ -285,18 +283,11 @@ func (p *vecScanner) numbers() ([]float32, bool) {
 			return nil, false
 		}
 		v = append(v, float32(f))
-		p.skipSpace()
-		if p.i >= len(p.b) {
-			return nil, false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
+		if more, ok := p.next(']'); !more {
+			if !ok {
+				return nil, false
+			}
 			return v, true
-		default:
-			return nil, false
 		}
 	}
 }

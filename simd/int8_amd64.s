@@ -2,6 +2,16 @@
 
 #include "textflag.h"
 
+// HSUMD_Y0 adds the eight int32 lanes of Y0 into the low lane of X0
+// (X1 is scratch).
+#define HSUMD_Y0 \
+	VEXTRACTI128 $1, Y0, X1; \
+	VPADDD       X1, X0, X0; \
+	VPSHUFD      $0x4E, X0, X1; \
+	VPADDD       X1, X0, X0; \
+	VPSHUFD      $0xB1, X0, X1; \
+	VPADDD       X1, X0, X0
+
 // func dotInt8AVX2(a, b *int8, n int) int32
 //
 // Per 16 bytes: VPMOVSXBW sign-extends 16 int8 to 16 int16, VPMADDWD
@@ -30,12 +40,7 @@ loop:
 	JNZ       loop
 
 	VPADDD       Y5, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4E, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xB1, X0, X1
-	VPADDD       X1, X0, X0
+	HSUMD_Y0
 	VMOVD        X0, AX
 	MOVL         AX, ret+24(FP)
 	VZEROUPPER
@@ -78,12 +83,7 @@ block:
 	JNZ       block
 
 	VPADDD       Y5, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4E, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xB1, X0, X1
-	VPADDD       X1, X0, X0
+	HSUMD_Y0
 	VMOVD        X0, (R12)
 	ADDQ         $4, R10
 	ADDQ         $4, R12
@@ -164,12 +164,7 @@ vsum:
 	VPADDD       Y5, Y1, Y1
 	VPSLLD       $7, Y1, Y1
 	VPSUBD       Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4E, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xB1, X0, X1
-	VPADDD       X1, X0, X0
+	HSUMD_Y0
 	VMOVD        X0, (R12)
 	ADDQ         $4, R10
 	ADDQ         $4, R12

@@ -29,14 +29,7 @@ func TestDotInt8RowsKernels(t *testing.T) {
 		useVNNI = vnni
 		for _, stride := range []int{32, 64, 96, 800, 4096, MaxInt8Len &^ 31} {
 			const nrows = 6
-			rows := make([]int8, nrows*stride)
-			q := make([]int8, stride)
-			for i := range rows {
-				rows[i] = int8(r.IntN(256) - 128)
-			}
-			for i := range q {
-				q[i] = int8(r.IntN(256) - 128)
-			}
+			rows, q := randInt8(r, nrows*stride), randInt8(r, stride)
 			if stride > 4096 {
 				// The extremes: every product 128·127 (sum near the int32
 				// bound) and −128·−128.

@@ -673,6 +673,15 @@ func TestQuantizeInt8(t *testing.T) {
 	}
 }
 
+// randInt8 returns n int8s drawn uniformly from the whole range.
+func randInt8(r *rand.Rand, n int) []int8 {
+	v := make([]int8, n)
+	for i := range v {
+		v[i] = int8(r.IntN(256) - 128)
+	}
+	return v
+}
+
 // DotInt8Rows equals DotInt8 per row on both paths, for strides that the
 // AVX2 kernel takes (multiples of 32) and ones it leaves to the generic
 // loop, and refuses rows outside the table.
@@ -685,14 +694,7 @@ func TestDotInt8Rows(t *testing.T) {
 		restore := setAccelerated(accel)
 		for _, stride := range []int{0, 1, 31, 32, 64, 100, 128, 768} {
 			const nrows = 50
-			rows := make([]int8, nrows*stride)
-			q := make([]int8, stride)
-			for i := range rows {
-				rows[i] = int8(r.IntN(256) - 128)
-			}
-			for i := range q {
-				q[i] = int8(r.IntN(256) - 128)
-			}
+			rows, q := randInt8(r, nrows*stride), randInt8(r, stride)
 			ids := []uint32{49, 0, 7, 7, 23}
 			out := make([]int32, len(ids)+1)
 			out[len(ids)] = 77
