@@ -9,8 +9,9 @@
 //
 // # Data
 //
-// The engine, service and scale workloads (RunEngine, RunServe, RunScale)
-// take their vectors from a [VectorSet], named by the --data flag
+// The engine, service, scale and consolidation workloads (RunEngine,
+// RunServe, RunScale, RunConsolidate) take their vectors from a
+// [VectorSet], named by the --data flag
 // (OpenVectorSet); each report names the set it used:
 //
 //   - Lifted real data (the default, DefaultData): GloVe-100, 100k real
