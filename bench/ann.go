@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -369,7 +368,5 @@ func (r *ANNReport) WriteTable(w io.Writer) error {
 
 // WriteJSON prints the report as JSON: the rows, one object per (system, ef).
 func (r *ANNReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeIndented(w, r)
 }

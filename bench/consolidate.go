@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -310,9 +309,7 @@ func addReport(sum, r *tidemark.ConsolidationReport) {
 
 // WriteJSON writes the report as JSON.
 func (r *ConsolidateReport) WriteJSON(w io.Writer) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r)
+	return writeIndented(w, r)
 }
 
 // WriteTable writes the report as a table.

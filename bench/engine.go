@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -350,9 +349,7 @@ func copyDir(src, dst string) error {
 
 // WriteJSON writes the report as JSON.
 func (r *EngineReport) WriteJSON(w io.Writer) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r)
+	return writeIndented(w, r)
 }
 
 // WriteTable writes the report as a table.

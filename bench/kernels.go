@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -426,7 +425,5 @@ func (r *KernelsReport) WriteTable(w io.Writer) error {
 // WriteJSON prints the report as JSON, one object per measured row inside
 // the report object.
 func (r *KernelsReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeIndented(w, r)
 }

@@ -219,9 +219,7 @@ func writeReportFiles(dir string, rep *QualityReport) error {
 
 // WriteJSON writes the report as one indented JSON object.
 func (r *QualityReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return writeIndented(w, r)
 }
 
 // WriteMarkdown writes one markdown table per benchmark, the sources'

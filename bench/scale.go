@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -490,9 +489,7 @@ func aggregateScale(runs []ScaleResult) (lo, med ScaleResult) {
 
 // WriteJSON writes the report as one JSON object.
 func (r *ScaleReport) WriteJSON(w io.Writer) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r)
+	return writeIndented(w, r)
 }
 
 // WriteTable writes the report for people, with the ratios of issue 16's

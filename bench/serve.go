@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -302,9 +301,7 @@ func serveLevel(ctx context.Context, cfg *ServeConfig, cl *client.Client, client
 
 // WriteJSON writes the report as JSON.
 func (r *ServeReport) WriteJSON(w io.Writer) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(r)
+	return writeIndented(w, r)
 }
 
 // WriteTable writes the report as a table.
