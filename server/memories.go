@@ -21,14 +21,8 @@ func (s *Server) putMemories(w http.ResponseWriter, r *http.Request, t *Token) e
 		return err
 	}
 	var req api.PutRequest
-	vecs, err := decodeLifting(r, &req, "memories")
-	if err != nil {
+	if err := decodePut(r, &req); err != nil {
 		return err
-	}
-	for i, v := range vecs.at {
-		if i < len(req.Memories) {
-			req.Memories[i].Vector = v
-		}
 	}
 	if len(req.Memories) == 0 || len(req.Memories) > maxBatch {
 		return errf(400, api.CodeInvalidArgument, "memories: want 1…%d, got %d", maxBatch, len(req.Memories))

@@ -18,12 +18,8 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *Token) error 
 		return err
 	}
 	var req api.SearchRequest
-	vecs, err := decodeLifting(r, &req, "")
-	if err != nil {
+	if err := decodeSearch(r, &req); err != nil {
 		return err
-	}
-	if v, ok := vecs.at[0]; ok {
-		req.Vector = v
 	}
 	sr, err := searchRequest(&req, c.Options().Method)
 	if err != nil {

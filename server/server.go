@@ -213,21 +213,46 @@ func decode(r *http.Request, v any) error {
 	return decodeBytes(body, v)
 }
 
-// decodeLifting is decode for a body carrying vectors (liftVectors: the
-// top-level one when list is "", else those of list's elements): the
-// vectors are parsed apart from encoding/json and returned for the caller
-// to put back; a body liftVectors does not take is decoded by decode's
-// rules alone, with the same result.
-func decodeLifting(r *http.Request, v any, list string) (liftedVectors, error) {
+// decodeSearch is decode for a search body, its vector parsed apart from
+// encoding/json (liftVectors); a body liftVectors does not take is decoded
+// by decode's rules alone, with the same result.
+func decodeSearch(r *http.Request, req *api.SearchRequest) error {
 	body, err := readBody(r)
 	if err != nil {
-		return liftedVectors{}, err
+		return err
 	}
-	return decodeLiftingBytes(body, v, list)
+	return decodeSearchBytes(body, req)
 }
 
-// decodeLiftingBytes is decodeLifting of a body read.
-func decodeLiftingBytes(body []byte, v any, list string) (liftedVectors, error) {
+// decodePut is decodeSearch for a Put body: the memories' vectors.
+func decodePut(r *http.Request, req *api.PutRequest) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodePutBytes(body, req)
+}
+
+func decodeSearchBytes(body []byte, req *api.SearchRequest) error {
+	vecs, err := decodeLifting(body, req, "")
+	if v, ok := vecs[0]; ok {
+		req.Vector = v
+	}
+	return err
+}
+
+func decodePutBytes(body []byte, req *api.PutRequest) error {
+	vecs, err := decodeLifting(body, req, "memories")
+	for i, v := range vecs {
+		req.Memories[i].Vector = v // liftVectors found element i
+	}
+	return err
+}
+
+// decodeLifting decodes body into v with the vectors liftVectors takes
+// (the top-level one when list is "", else those of list's elements)
+// parsed apart, and returns them for the caller to put back.
+func decodeLifting(body []byte, v any, list string) (liftedVectors, error) {
 	if out, vecs, ok := liftVectors(body, list); ok {
 		if decodeBytes(out, v) == nil {
 			return vecs, nil
@@ -235,7 +260,7 @@ func decodeLiftingBytes(body []byte, v any, list string) (liftedVectors, error) 
 		// Refused without its vectors, so refused with them: encoding/json
 		// words the error about the body as sent.
 	}
-	return liftedVectors{}, decodeBytes(body, v)
+	return nil, decodeBytes(body, v)
 }
 
 // readBody reads the request body (bounded by the handler's

@@ -21,17 +21,15 @@ import (
 // trailing data), and the caller puts the vectors back.
 //
 // Whatever it does not recognise as plain — an array holding anything but
-// numbers, a number out of float32's range, a "vector" key given twice or
-// spelt with escapes or in another case (encoding/json matches keys
+// numbers, a number out of float32's range, a "vector" or list key given
+// twice or spelt with escapes or in another case (encoding/json matches keys
 // case-insensitively), malformed JSON — makes it give up and return nil:
 // the body is then decoded as before, by encoding/json alone, with the same
 // result and the same error.
 
-// liftedVectors are the vectors liftVectors took out of a body: at[i] is
-// the i-th element's (or, for a top-level vector, element 0's).
-type liftedVectors struct {
-	at map[int][]float32
-}
+// liftedVectors are the vectors liftVectors took out of a body, by the
+// index of the list element that held each (0 for a top-level vector).
+type liftedVectors map[int][]float32
 
 // liftVectors finds the "vector" arrays of body: the top-level object's
 // when list is "", else those of the objects in the top-level array field
@@ -39,16 +37,16 @@ type liftedVectors struct {
 // and the vectors; ok false means it gave up (see above) and nothing is
 // returned.
 func liftVectors(body []byte, list string) (out []byte, vecs liftedVectors, ok bool) {
-	p := &vecScanner{b: body, list: list, vecs: liftedVectors{at: map[int][]float32{}}}
+	p := &vecScanner{b: body, list: list, vecs: liftedVectors{}}
 	p.skipSpace()
 	if !p.object(0, -1) {
-		return nil, liftedVectors{}, false
+		return nil, nil, false
 	}
 	p.skipSpace()
 	if p.i != len(p.b) || len(p.cuts) == 0 {
 		// Trailing data is encoding/json's to report; no vector, nothing
 		// to gain.
-		return nil, liftedVectors{}, false
+		return nil, nil, false
 	}
 	out = make([]byte, 0, len(body))
 	prev := 0
@@ -88,7 +86,7 @@ func (p *vecScanner) object(depth, elem int) bool {
 		return false
 	}
 	p.i++
-	seenVector := false
+	seenVector, seenList := false, false
 	for first := true; ; first = false {
 		p.skipSpace()
 		if p.i < len(p.b) && p.b[p.i] == '}' && first {
@@ -121,14 +119,17 @@ func (p *vecScanner) object(depth, elem int) bool {
 					return false
 				}
 				p.cuts = append(p.cuts, [2]int{start, p.i})
-				p.vecs.at[max(elem, 0)] = v
+				p.vecs[max(elem, 0)] = v
 			} else if !p.skip() {
 				return false
 			}
 		case depth == 0 && p.list != "" && strings.EqualFold(key, p.list):
-			if key != p.list || !p.listArray() {
+			// Once, and spelt plainly: encoding/json keeps the last of
+			// two, which would not be the elements counted here.
+			if key != p.list || seenList || !p.listArray() {
 				return false
 			}
+			seenList = true
 		default:
 			if !p.skip() {
 				return false

@@ -10,25 +10,16 @@ import (
 	"github.com/tidemark/tidemark/api"
 )
 
-// liftSearch and liftPut decode a body the way the handlers do, vectors
-// put back.
+// liftSearch and liftPut decode a body as the handlers do.
 func liftSearch(body []byte) (api.SearchRequest, error) {
 	var req api.SearchRequest
-	vecs, err := decodeLiftingBytes(body, &req, "")
-	if v, ok := vecs.at[0]; ok {
-		req.Vector = v
-	}
+	err := decodeSearchBytes(body, &req)
 	return req, err
 }
 
 func liftPut(body []byte) (api.PutRequest, error) {
 	var req api.PutRequest
-	vecs, err := decodeLiftingBytes(body, &req, "memories")
-	for i, v := range vecs.at {
-		if i < len(req.Memories) {
-			req.Memories[i].Vector = v
-		}
-	}
+	err := decodePutBytes(body, &req)
 	return req, err
 }
 
