@@ -29,8 +29,10 @@
 // vek's MatMul is not used, being much slower for a matrix-vector product.
 // Vectors shorter than 32 elements always take the portable kernels, which
 // are faster there than vek's scalar loop. [Path] names the kernels chosen
-// ("avx2+fma (vek)" or "generic") and [CPUFeatures] what the CPU offers;
-// AVX-512 is detected and reported but has no kernels of its own.
+// ("avx2+fma (vek)" or "generic") and [CPUFeatures] what the CPU offers.
+// The int8 kernels ([DotInt8], [DotInt8Rows]) are tidemark's own AVX2
+// assembly on the same path; [DotInt8Rows] uses AVX-512 VNNI (VPDPBUSD on
+// 256-bit registers) where the CPU has it, AVX-512's only kernel.
 //
 // Building with the noasm tag (go build -tags noasm) leaves out vek and
 // forces the portable kernels, which are also the reference the

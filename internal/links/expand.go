@@ -53,8 +53,8 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 		if n == nil {
 			return nil, fmt.Errorf("%w: anchor %d", ErrUnknown, a)
 		}
-		for typ := range numTypes {
-			edges = edges || mask&(1<<typ) != 0 && len(n.out[typ]) > 0
+		for typ := Type(0); typ < numTypes && !edges; typ++ {
+			edges = mask&(1<<typ) != 0 && len(n.out[typ]) > 0
 		}
 	}
 	if !edges || budget <= 0 || hopLimit <= 0 {

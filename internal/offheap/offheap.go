@@ -113,8 +113,9 @@ func (a *Array[T]) OffHeap() bool { return a.maps != nil }
 // Grow commits at least n elements and returns all the committed ones
 // (growing geometrically, so that n one at a time costs amortised
 // constant time). Elements already committed keep their address and value.
-// It panics if n elements cannot be addressed (more than the address
-// space, or an overflowing size).
+// It panics if n elements cannot be addressed (an overflowing size), or
+// if the system refuses to commit reserved memory (out of memory, which a
+// heap allocation would also die of).
 func (a *Array[T]) Grow(n int) []T {
 	if n <= len(a.s) {
 		return a.s
