@@ -707,8 +707,12 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 // same; format 5 reads their state from snapDrift, decodeDrift).
 func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	var rw row
-	rw.mem = decodeMemory(fr, v)
-	vec := fr.Float32s(MaxDim, nil)
+	m := decodeMemory(fr, v)
+	rw.mem = storeFields(&m)
+	vec := fr.Float32s(MaxDim, l.rowVec)
+	if cap(vec) > cap(l.rowVec) {
+		l.rowVec = vec
+	}
 	copy(rw.hash[:], fr.Bytes0(sha256.Size))
 	for _, p := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
 		*p = fr.Float64()
@@ -721,21 +725,25 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 		rw.states = append(rw.states, state{valid: temporal.Window{From: fr.Float64(), To: fr.Float64()},
 			recorded: temporal.Window{From: fr.Float64(), To: fr.Float64()}})
 	}
-	rw.supersedes = readInts(fr, nrows)
+	var ls rowLists
+	ls.supersedes = readInts(fr, nrows)
 	for range fr.Count(1<<30, 1) {
 		a := fr.String(MaxIDBytes)
 		var h [sha256.Size]byte
 		copy(h[:], fr.Bytes0(sha256.Size))
-		rw.aliases = append(rw.aliases, a)
+		ls.aliases = append(ls.aliases, a)
 		l.aliasHash[a] = h
 	}
 	rw.penalty = fr.Float64()
-	lists := []*[]int{&rw.review, &rw.contradicts, &rw.contradictedBy}
+	lists := []*[]int{&ls.review, &ls.contradicts, &ls.contradictedBy}
 	if v < 2 {
 		lists = lists[:2]
 	}
 	for _, p := range lists {
 		*p = readInts(fr, nrows)
+	}
+	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil {
+		rw.rowLists = &ls
 	}
 	if fr.Err() == nil && (fr.Len() != 0 || len(vec) != l.opts.Dim || ns == 0) {
 		fr.Fail(fmt.Errorf("%d trailing bytes, %d dimensions, %d beliefs", fr.Len(), len(vec), ns))

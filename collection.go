@@ -79,12 +79,11 @@ type state struct {
 
 // row is one stored memory.
 type row struct {
-	mem  Memory // the caller's fields, Vector nil (it lives in the batch)
+	mem  stored // the caller's fields (the vector lives in the batch)
 	hash [sha256.Size]byte
 
 	rec, effFrom, created float64
 	givenFrom, givenTo    float64
-	hasFrom               bool
 	states                []state
 	beliefs               []int // batch rows, one per state
 
@@ -92,25 +91,46 @@ type row struct {
 	key      temporal.FactKey
 	doc      docChunk
 
-	superseded   bool
 	supersededBy int // -1 when current
-	supersedes   []int
-	aliases      []string
+	hasFrom      bool
+	superseded   bool
 	visible      bool
 	status       temporal.Status
+	kgroup       uint32 // decay group in the column store
 
 	halfLife, floor, c0                float64
 	access, positive, negative, degree float64
 	// penalty is the base confidence taken by ripples (c0 = authority −
-	// penalty); review lists the changed memories a ripple flagged this
-	// one against, contradicts the memories consolidation found it
-	// contradicting.
-	penalty             float64
-	review, contradicts []int
-	// contradictedBy lists the memories whose topic conflict with this one
-	// cost it confidence (RuleContradicted).
-	contradictedBy []int
-	kgroup         uint32 // decay group in the column store
+	// penalty).
+	penalty float64
+
+	// The lists, promoted from one pointer that every row without any
+	// shares (most never have one): read them as fields, write them
+	// through lists.
+	*rowLists
+}
+
+// rowLists are a row's links to other rows.
+type rowLists struct {
+	supersedes []int
+	aliases    []string
+	// review lists the changed memories a ripple flagged this one
+	// against, contradicts the memories consolidation found it
+	// contradicting, contradictedBy the memories whose topic conflict
+	// with this one cost it confidence (RuleContradicted).
+	review, contradicts, contradictedBy []int
+}
+
+// noLists is the lists of every row without any; nothing writes it.
+var noLists rowLists
+
+// lists returns r's lists for writing, first copying the shared empty
+// ones.
+func (r *row) lists() *rowLists {
+	if r.rowLists == nil || r.rowLists == &noLists {
+		r.rowLists = new(rowLists)
+	}
+	return r.rowLists
 }
 
 // days converts t to days since the Unix epoch; the zero time is open.
@@ -379,8 +399,8 @@ func (c *Collection) precheck(ms []Memory) error {
 // embedder made is compared by its text (Memory.callerView); one stored by
 // a build that hashed embedded vectors too matches that way as well.
 func (l *ledger) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
-	stored := l.hashOf(j, m.ID)
-	if h == stored {
+	want := l.hashOf(j, m.ID)
+	if h == want {
 		return true
 	}
 	if !m.embedded && m.Vector != nil {
@@ -390,7 +410,7 @@ func (l *ledger) sameContent(j int, m *Memory, h [sha256.Size]byte) bool {
 	v := m.callerView()
 	v.Vector = m.Vector
 	v.encodeCaller(&w)
-	return sha256.Sum256(w.B) == stored
+	return sha256.Sum256(w.B) == want
 }
 
 // hashOf returns the content hash stored for id, which lives in row j (as

@@ -545,15 +545,15 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
-			r.contradicts = append(r.contradicts, e.other)
-			l.rows.at(e.other).contradicts = append(l.rows.at(e.other).contradicts, e.row)
+			r.lists().contradicts = append(r.lists().contradicts, e.other)
+			l.rows.at(e.other).lists().contradicts = append(l.rows.at(e.other).lists().contradicts, e.row)
 			l.addEdge(links.Contradicts, e.row, e.other)
 		case RuleRipple:
 			a.Other, a.Penalty, a.Reason = l.rows.at(e.other).mem.ID, e.value, "DEPENDENCY_CHANGED"
 			r.penalty += e.value
 			r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 			if !slices.Contains(r.review, e.other) {
-				r.review = append(r.review, e.other)
+				r.lists().review = append(r.lists().review, e.other)
 			}
 		case RuleMerge:
 			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "MERGED_NEAR_DUPLICATE"
@@ -579,8 +579,8 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			if slices.Contains(r.contradicts, e.other) {
 				continue
 			}
-			r.contradicts = append(r.contradicts, e.other)
-			l.rows.at(e.other).contradicts = append(l.rows.at(e.other).contradicts, e.row)
+			r.lists().contradicts = append(r.lists().contradicts, e.other)
+			l.rows.at(e.other).lists().contradicts = append(l.rows.at(e.other).lists().contradicts, e.row)
 			l.addEdge(links.Contradicts, e.row, e.other)
 			linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] = true
 		case RuleContradicted:
@@ -598,7 +598,7 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			if !linked[[2]int{min(e.row, e.other), max(e.row, e.other)}] || slices.Contains(lr.contradictedBy, winner) {
 				continue
 			}
-			lr.contradictedBy = append(lr.contradictedBy, winner)
+			lr.lists().contradictedBy = append(lr.lists().contradictedBy, winner)
 			lr.penalty += pen
 			lr.c0 = max(0, lr.mem.Source.Authority()-lr.penalty)
 			l.syncCounters(loser)

@@ -185,9 +185,8 @@ func (c *Collection) currentChunks(docID string) ([]Memory, error) {
 			break
 		}
 		j := chain[len(chain)-1]
-		m := c.rows.at(j).mem
+		m := c.rows.at(j).mem.memory()
 		m.Vector = c.unitVector(j) // read only
-		m.DependsOn = slices.Clone(m.DependsOn)
 		out = append(out, m)
 	}
 	return out, nil
@@ -376,7 +375,7 @@ func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx flo
 	}
 	for _, id := range later {
 		if j, ok := l.byID[id]; ok {
-			m := &l.rows.at(j).mem
+			m := l.rows.at(j).mem.own()
 			m.Start, m.End = max(0, m.Start+shift), max(0, m.End+shift)
 		}
 	}

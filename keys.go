@@ -122,7 +122,7 @@ func (c *Collection) candidates(batch []Memory) candidateSet {
 		var found []*Memory
 		for k := len(rows) - 1; k >= 0 && len(found) < maxUpdateCandidates; k-- {
 			if r := c.rows.at(rows[k]); r.visible && !r.superseded {
-				m := r.mem // a copy: the ledger may change once the lock is released
+				m := r.mem.memory() // a copy: the ledger may change once the lock is released
 				found = append(found, &m)
 			}
 		}
@@ -240,8 +240,9 @@ func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 		}
 		delete(l.byKey, o.key)
 	}
-	o.mem.Subject, o.mem.Relation, o.mem.Object = m.Subject, m.Relation, m.keyFromObject
-	o.mem.KeyRule, o.mem.KeyFrom = "adopted", m.ID
+	keyed := o.mem.own()
+	keyed.Subject, keyed.Relation, keyed.Object = m.Subject, m.Relation, m.keyFromObject
+	keyed.KeyRule, keyed.KeyFrom = "adopted", m.ID
 	o.key = key
 	chain := l.byKey[key]
 	a := o.assertion(j)

@@ -68,6 +68,7 @@ type ledger struct {
 	kgIndex  map[kernelGroup]uint32
 	kgroups  []kernelGroup
 	driftBuf []float64 // driftVector's buffer
+	rowVec   []float32 // decodeRow's buffer for a row's vector
 	// lambdas caches groupLambdas for the searches between two writes
 	// (they share it read-only); observeDrift clears it.
 	lambdas atomic.Pointer[[]float64]
@@ -107,6 +108,9 @@ func rowOutOfRange(j, n int) { panic(fmt.Sprintf("tidemark: row %d of %d", j, n)
 
 // add appends r.
 func (t *rowTable) add(r row) {
+	if r.rowLists == nil {
+		r.rowLists = &noLists
+	}
 	if t.n%rowChunk == 0 {
 		t.chunks = append(t.chunks, new([rowChunk]row))
 	}
@@ -173,7 +177,7 @@ const (
 // (decayOf).
 func (r *row) derive(defaultHalfLife float64) {
 	r.normText = temporal.NormalizeObject(r.mem.Text)
-	r.halfLife, r.floor = decayOf(&r.mem, defaultHalfLife)
+	r.halfLife, r.floor = decayOf(r.mem.Profile, r.mem.Kind, defaultHalfLife)
 	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 	r.doc = docChunk{}
 	if r.mem.DocID != "" {
@@ -187,9 +191,9 @@ func (r *row) derive(defaultHalfLife float64) {
 
 // decayOf is a memory's half-life and confidence floor: its profile's,
 // else the default half-life with no floor.
-func decayOf(m *Memory, defaultHalfLife float64) (halfLife, floor float64) {
-	if m.Profile != "" {
-		return temporal.ProfileFor(m.Profile).HalfLife, temporal.DecayFloor(m.Profile, m.Kind)
+func decayOf(profile string, kind temporal.Kind, defaultHalfLife float64) (halfLife, floor float64) {
+	if profile != "" {
+		return temporal.ProfileFor(profile).HalfLife, temporal.DecayFloor(profile, kind)
 	}
 	return defaultHalfLife, 0
 }

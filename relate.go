@@ -283,7 +283,7 @@ func (l *ledger) merge(m, into int, tx float64) {
 	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
 	r.visible, r.superseded, r.supersededBy, r.status = false, true, into, temporal.Archived
 	l.visible--
-	s.supersedes = append(s.supersedes, m)
+	s.lists().supersedes = append(s.lists().supersedes, m)
 	s.access += 1 + r.access
 	s.positive += r.positive
 	s.negative += r.negative

@@ -105,7 +105,7 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 		if _, err := m.Status.MarshalText(); err != nil {
 			return nil, fmt.Errorf("%w: candidate %d: status %d is unknown", ErrInvalid, i, m.Status)
 		}
-		hl, floor := decayOf(m, halfLife)
+		hl, floor := decayOf(m.Profile, m.Kind, halfLife)
 		created := m.Created
 		switch {
 		case !created.IsZero():

@@ -672,8 +672,7 @@ func (c *Collection) hit(j int, score, cosine float64, sig *temporal.Signals, q 
 // memory is row j as the public type, without its vector (c.mu held).
 func (c *Collection) memory(j int) Memory {
 	r := c.rows.at(j)
-	m := r.mem
-	m.DependsOn = slices.Clone(m.DependsOn)
+	m := r.mem.memory()
 	m.RecordedAt = fromDays(r.rec)
 	st := r.states[len(r.states)-1]
 	m.ValidFrom, m.ValidTo = fromDays(st.valid.From), fromDays(st.valid.To)

@@ -175,9 +175,8 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		}
 		return res
 	}
-	r := row{mem: *m, hash: h, supersededBy: -1, status: temporal.Unconsolidated,
+	r := row{mem: storeFields(m), hash: h, supersededBy: -1, status: temporal.Unconsolidated,
 		access: float64(m.Access), positive: float64(m.Positive), negative: float64(m.Negative)}
-	r.mem.Vector = nil
 	r.derive(l.opts.HalfLife)
 	r.rec = tx
 	if !m.RecordedAt.IsZero() {
@@ -334,7 +333,7 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 	o.superseded, o.supersededBy, o.status = true, nw, temporal.Deprecated
 	l.syncCounters(old) // the status column of its beliefs
 	defer l.offSurface(old)
-	n.supersedes = append(n.supersedes, old)
+	n.lists().supersedes = append(n.lists().supersedes, old)
 	l.hide(old)
 	l.addEdge(links.Version, nw, old)
 	if !n.hasFrom {
@@ -375,7 +374,7 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 	r.access += 1 + float64(m.Access)
 	r.positive += float64(m.Positive)
 	r.negative += float64(m.Negative)
-	r.aliases = append(r.aliases, m.ID)
+	r.lists().aliases = append(r.lists().aliases, m.ID)
 	l.byID[m.ID] = j
 	l.aliasHash[m.ID] = h
 	l.syncCounters(j)
@@ -397,7 +396,7 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 
 // indexLead adds row j to the update candidates when it can be one.
 func (l *ledger) indexLead(j int) {
-	if m := &l.rows.at(j).mem; keyable(m) {
+	if m := l.rows.at(j).mem.memory(); keyable(&m) {
 		if lead := leadWords(m.Text); lead != "" {
 			l.byLead[lead] = append(l.byLead[lead], j)
 		}

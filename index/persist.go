@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"unsafe"
 )
 
@@ -212,11 +213,11 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	m0 := 2 * m
 	// Read exactly the fixed part, then exactly the upper layers the levels
 	// imply and the checksum, so that an index can be followed by other data
-	// in the stream. io.ReadAll of a LimitReader allocates only as bytes
+	// in the stream. readUpTo allocates at most twice the bytes that
 	// arrive: a lying header cannot make Load allocate what is not there.
 	fixed := uint64(n)*8 + uint64(n) + 4*uint64((n+31)/32) + vecBytes + 4*uint64(n)*uint64(m0+1)
 	readN := func(k uint64, what string) ([]byte, error) {
-		b, err := io.ReadAll(io.LimitReader(r, int64(k)))
+		b, err := readUpTo(r, k)
 		if err != nil {
 			return nil, corrupt("%s: %v", what, err)
 		}
@@ -356,4 +357,27 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	h.top.Store(top)
 	h.rng = rand.New(rand.NewPCG(seed^uint64(n), seed^0x9E3779B97F4A7C15))
 	return h, nil
+}
+
+// readUpTo reads k bytes, or fewer when r ends first (with a nil error),
+// into a buffer that starts at 4 MiB (or k) and doubles as bytes arrive:
+// at most twice what arrived is allocated, in a few steps rather than
+// io.ReadAll's many small ones (which, for an index's node arrays, cost
+// more than reading them).
+func readUpTo(r io.Reader, k uint64) ([]byte, error) {
+	b := make([]byte, 0, min(k, 4<<20))
+	for uint64(len(b)) < k {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, int(min(uint64(len(b)), k-uint64(len(b)))))
+		}
+		n, err := r.Read(b[len(b):int(min(uint64(cap(b)), k))])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }

@@ -31,3 +31,5 @@ func dotInt8Accel(a, b []int8) int32 { return dotInt8Generic(a, b) }
 func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
 	dotInt8RowsGeneric(q, rows, ids, out)
 }
+
+func quantizeInt8Accel(v []float32, dst []int8) float32 { return quantizeInt8Generic(v, dst) }

@@ -55,6 +55,17 @@ func dotInt8Generic(a, b []int8) int32 {
 // every vector is most of what Open spends on an index). A zero vector
 // gets scale 0 and a zero code. v must be finite.
 func QuantizeInt8(v []float32, dst []int8) float32 {
+	if len(dst) < len(v) {
+		panic(fmt.Sprintf("simd: QuantizeInt8 dst has %d entries for %d", len(dst), len(v)))
+	}
+	if useAccel {
+		return quantizeInt8Accel(v, dst)
+	}
+	return quantizeInt8Generic(v, dst)
+}
+
+// quantizeInt8Generic is QuantizeInt8's reference loop.
+func quantizeInt8Generic(v []float32, dst []int8) float32 {
 	var m float32
 	for _, x := range v {
 		m = max(m, float32(math.Abs(float64(x))))

@@ -2,7 +2,11 @@
 
 package simd
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"math"
+
+	"github.com/klauspost/cpuid/v2"
+)
 
 // dotInt8AVX2 returns Σ a[i]·b[i] over n elements, n a multiple of 32
 // (int8_amd64.s).
@@ -49,4 +53,41 @@ func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
 		return
 	}
 	dotInt8RowsAVX2(&q[0], &rows[0], len(q), &ids[0], len(ids), &out[0])
+}
+
+// maxAbsAVX2 returns max |v[i]| over n elements, n a positive multiple
+// of 32 (int8_amd64.s).
+//
+//go:noescape
+func maxAbsAVX2(v *float32, n int) float32
+
+// quantizeAVX2 writes dst[i] = round-to-even(v[i]·inv) over n elements, n
+// a positive multiple of 32 and every |v[i]·inv| at most 127 (int8_amd64.s).
+//
+//go:noescape
+func quantizeAVX2(v *float32, n int, inv float32, dst *int8)
+
+// quantizeInt8Accel is quantizeInt8Generic with the 32-element blocks in
+// AVX2; the products and their rounding are the same IEEE operations, so
+// the codes are bit-identical.
+func quantizeInt8Accel(v []float32, dst []int8) float32 {
+	n := len(v) &^ 31
+	if n == 0 {
+		return quantizeInt8Generic(v, dst)
+	}
+	m := maxAbsAVX2(&v[0], n)
+	for _, x := range v[n:] {
+		m = max(m, float32(math.Abs(float64(x))))
+	}
+	clear(dst[len(v):])
+	if m == 0 {
+		clear(dst[:len(v)])
+		return 0
+	}
+	inv := 127 / m
+	quantizeAVX2(&v[0], n, inv, &dst[0])
+	for i, x := range v[n:] {
+		dst[n+i] = int8(math.RoundToEven(float64(x * inv)))
+	}
+	return m / 127
 }

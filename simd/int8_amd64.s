@@ -172,3 +172,90 @@ vsum:
 	JNZ          vrow
 	VZEROUPPER
 	RET
+
+// func maxAbsAVX2(v *float32, n int) float32
+//
+// max |v[i]| over n elements, n a positive multiple of 32: the sign bit
+// cleared with VANDPS, four VMAXPS accumulators, then a horizontal max.
+TEXT ·maxAbsAVX2(SB), NOSPLIT, $0-20
+	MOVQ         v+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         $0x7fffffff, AX
+	MOVQ         AX, X15
+	VPBROADCASTD X15, Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+
+maxloop:
+	VANDPS (SI), Y15, Y4
+	VANDPS 32(SI), Y15, Y5
+	VANDPS 64(SI), Y15, Y6
+	VANDPS 96(SI), Y15, Y7
+	VMAXPS Y4, Y0, Y0
+	VMAXPS Y5, Y1, Y1
+	VMAXPS Y6, Y2, Y2
+	VMAXPS Y7, Y3, Y3
+	ADDQ   $128, SI
+	SUBQ   $32, CX
+	JNZ    maxloop
+
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VMAXPS       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func quantizeAVX2(v *float32, n int, inv float32, dst *int8)
+//
+// dst[i] = int8(round-to-even(v[i]·inv)) over n elements, n a positive
+// multiple of 32, |v[i]·inv| ≤ 127.5: VMULPS then VCVTPS2DQ (which rounds
+// by MXCSR, to nearest even as Go leaves it), then saturating packs to
+// int16 and int8. The packs interleave 128-bit lanes; VPERMD with the
+// index vector 0,4,1,5,2,6,3,7 puts the 32 bytes back in order.
+TEXT ·quantizeAVX2(SB), NOSPLIT, $0-32
+	MOVQ         v+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS inv+16(FP), Y15
+	MOVQ         dst+24(FP), DI
+	MOVQ         $0x0000000400000000, AX
+	MOVQ         AX, X14
+	MOVQ         $0x0000000500000001, AX
+	MOVQ         AX, X13
+	VPUNPCKLQDQ  X13, X14, X14
+	MOVQ         $0x0000000600000002, AX
+	MOVQ         AX, X12
+	MOVQ         $0x0000000700000003, AX
+	MOVQ         AX, X13
+	VPUNPCKLQDQ  X13, X12, X12
+	VINSERTI128  $1, X12, Y14, Y14
+
+qloop:
+	VMULPS    (SI), Y15, Y0
+	VMULPS    32(SI), Y15, Y1
+	VMULPS    64(SI), Y15, Y2
+	VMULPS    96(SI), Y15, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD    Y0, Y14, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $128, SI
+	ADDQ      $32, DI
+	SUBQ      $32, CX
+	JNZ       qloop
+
+	VZEROUPPER
+	RET

@@ -276,11 +276,37 @@ type linkEdge struct {
 type linkNode struct {
 	t       float64
 	visible bool
+	// lists is nil until the node has a link (most memories never do: a
+	// node without costs 8 bytes here, not the 168 of the lists).
+	lists *linkLists
+}
+
+// linkLists are a node's links.
+type linkLists struct {
 	// out holds the out-links of each type, sorted by the type's ranking
 	// key (Key_σ, Key_β, Key_τ, Key_ν of All-Mem App. B.1).
 	out [numTypes][]linkEdge
 	// vparents are the sources of incoming version links, in no order.
 	vparents []uint64
+}
+
+// noLinks is what a node without links reads; nothing writes it.
+var noLinks linkLists
+
+// l returns the node's links for reading.
+func (n *linkNode) l() *linkLists {
+	if n.lists == nil {
+		return &noLinks
+	}
+	return n.lists
+}
+
+// w returns the node's links for writing, allocating them on first use.
+func (n *linkNode) w() *linkLists {
+	if n.lists == nil {
+		n.lists = new(linkLists)
+	}
+	return n.lists
 }
 
 // Graph is a directed graph of typed links over memory keys, holding
@@ -517,14 +543,14 @@ func linkIndex(list []linkEdge, to uint64) int {
 // upsert inserts fn → to (or updates its sim), keeping the list sorted.
 // Callers hold mu exclusively.
 func (g *Graph) upsert(typ Type, fn *linkNode, from, to uint64, tn *linkNode, sim float64) {
-	list := fn.out[typ]
+	list := fn.l().out[typ]
 	if i := linkIndex(list, to); i >= 0 {
 		if list[i].sim == sim {
 			return
 		}
 		list = slices.Delete(list, i, i+1)
 	} else if typ == Version {
-		tn.vparents = append(tn.vparents, from)
+		tn.w().vparents = append(tn.w().vparents, from)
 	}
 	g.linked[typ] = true
 	e := linkEdge{to: to, t: tn.t, sim: sim}
@@ -537,21 +563,21 @@ func (g *Graph) upsert(typ Type, fn *linkNode, from, to uint64, tn *linkNode, si
 		}
 		return 0
 	})
-	fn.out[typ] = slices.Insert(list, i, e)
+	fn.w().out[typ] = slices.Insert(list, i, e)
 }
 
 // unlink removes from → to of type typ if present, reporting whether it was.
 // It does not touch the mirror. Callers hold mu exclusively.
 func (g *Graph) unlink(typ Type, fn *linkNode, from, to uint64) bool {
-	i := linkIndex(fn.out[typ], to)
+	i := linkIndex(fn.l().out[typ], to)
 	if i < 0 {
 		return false
 	}
-	fn.out[typ] = slices.Delete(fn.out[typ], i, i+1)
+	fn.w().out[typ] = slices.Delete(fn.w().out[typ], i, i+1)
 	if typ == Version {
 		if tn := g.nodes[to]; tn != nil {
-			if j := slices.Index(tn.vparents, from); j >= 0 {
-				tn.vparents = slices.Delete(tn.vparents, j, j+1)
+			if j := slices.Index(tn.l().vparents, from); j >= 0 {
+				tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
 			}
 		}
 	}
@@ -561,7 +587,7 @@ func (g *Graph) unlink(typ Type, fn *linkNode, from, to uint64) bool {
 // enforceCap applies TopCap_typ at key. Callers hold mu exclusively.
 func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 	limit := g.caps[typ]
-	list := n.out[typ]
+	list := n.l().out[typ]
 	if limit == 0 || len(list) <= limit {
 		return
 	}
@@ -570,7 +596,7 @@ func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 		return
 	}
 	dropped := slices.Clone(list[limit:])
-	n.out[typ] = slices.Delete(list, limit, len(list))
+	n.w().out[typ] = slices.Delete(list, limit, len(list))
 	m, mirrored := typ.mirror()
 	for _, e := range dropped {
 		if mirrored {
@@ -594,7 +620,7 @@ func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 // node reaches by version links avoiding r's out-links, provided r itself is
 // reachable. Either way pruning never creates an orphan.
 func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
-	list := n.out[Version]
+	list := n.l().out[Version]
 	mandatory := make([]bool, len(list))
 	count := 0
 	if n.visible {
@@ -604,7 +630,7 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 				continue
 			}
 			only := true
-			for _, p := range c.vparents {
+			for _, p := range c.l().vparents {
 				if p != r && g.nodes[p].visible {
 					only = false
 					break
@@ -640,11 +666,11 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 			dropped = append(dropped, e.to)
 		}
 	}
-	n.out[Version] = kept
+	n.w().out[Version] = kept
 	for _, to := range dropped {
 		tn := g.nodes[to]
-		if j := slices.Index(tn.vparents, r); j >= 0 {
-			tn.vparents = slices.Delete(tn.vparents, j, j+1)
+		if j := slices.Index(tn.l().vparents, r); j >= 0 {
+			tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
 		}
 	}
 }
@@ -680,7 +706,7 @@ func (g *Graph) reachFrom(roots []uint64, skip uint64, skipping bool) map[uint64
 		if skipping && k == skip {
 			continue
 		}
-		for _, e := range g.nodes[k].out[Version] {
+		for _, e := range g.nodes[k].l().out[Version] {
 			if _, ok := reach[e.to]; !ok {
 				reach[e.to] = struct{}{}
 				queue = append(queue, e.to)
@@ -735,11 +761,11 @@ func (g *Graph) Neighbors(key uint64, typ Type) []uint64 {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	n := g.nodes[key]
-	if n == nil || len(n.out[typ]) == 0 {
+	if n == nil || len(n.l().out[typ]) == 0 {
 		return nil
 	}
-	out := make([]uint64, len(n.out[typ]))
-	for i, e := range n.out[typ] {
+	out := make([]uint64, len(n.l().out[typ]))
+	for i, e := range n.l().out[typ] {
 		out[i] = e.to
 	}
 	return out

@@ -89,12 +89,14 @@ type regions struct {
 
 // region is one reservation: mem the whole mapping, base its first
 // HugePage-aligned byte, size the usable bytes from base, committed the
-// bytes from base made readable and writable so far.
+// bytes from base made readable and writable so far, populated the bytes
+// from base already asked to be backed by memory (see populate).
 type region struct {
 	mem       []byte
 	base      unsafe.Pointer
 	size      int
 	committed int
+	populated int
 }
 
 // New returns an empty Array that reserves reserveBytes of address space
@@ -117,17 +119,20 @@ func (a *Array[T]) OffHeap() bool { return a.maps != nil }
 // if the system refuses to commit reserved memory (out of memory, which a
 // heap allocation would also die of).
 func (a *Array[T]) Grow(n int) []T {
-	if n <= len(a.s) {
-		return a.s
-	}
 	var zero T
 	esz := int(unsafe.Sizeof(zero))
+	if n <= len(a.s) {
+		if a.maps != nil {
+			a.maps.list[len(a.maps.list)-1].populate(n * esz)
+		}
+		return a.s
+	}
 	if n > (1<<62)/esz {
 		panic(fmt.Sprintf("offheap: %d elements of %d bytes", n, esz))
 	}
 	want := max(n, len(a.s)+len(a.s)/2) * esz
 	if a.maps != nil || len(a.s) == 0 {
-		if s, ok := a.growMapped(want, esz); ok {
+		if s, ok := a.growMapped(n*esz, want, esz); ok {
 			a.s = s
 			return a.s
 		}
@@ -139,16 +144,18 @@ func (a *Array[T]) Grow(n int) []T {
 	return a.s
 }
 
-// growMapped commits want bytes in the newest reservation, reserving a new
+// growMapped commits want bytes in the newest reservation, populating
+// the first need,, reserving a new
 // one (and copying the committed elements into it) when it is too small.
 // It reports false when no reservation can be made.
-func (a *Array[T]) growMapped(want, esz int) ([]T, bool) {
+func (a *Array[T]) growMapped(need, want, esz int) ([]T, bool) {
 	if a.maps != nil {
 		r := &a.maps.list[len(a.maps.list)-1]
 		if want <= r.size {
 			if err := r.commit(want); err != nil {
 				panic(fmt.Sprintf("offheap: committing %d bytes: %v", want, err))
 			}
+			r.populate(need)
 			return unsafe.Slice((*T)(r.base), r.committed/esz), true
 		}
 	}
@@ -161,6 +168,7 @@ func (a *Array[T]) growMapped(want, esz int) ([]T, bool) {
 		unreserve(&r)
 		return nil, false
 	}
+	r.populate(need)
 	s := unsafe.Slice((*T)(r.base), r.committed/esz)
 	copy(s, a.s)
 	if a.maps == nil {

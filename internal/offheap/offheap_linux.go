@@ -62,3 +62,31 @@ func unreserve(r *region) {
 	_ = syscall.Munmap(r.mem)
 	r.mem, r.base, r.committed = nil, nil, 0
 }
+
+// populate asks the kernel to back the first upto bytes of r with memory
+// now (MADV_POPULATE_WRITE, Linux 5.14), rounded up to a whole huge page
+// and at most the committed bytes. Faulting them in one page at a time as
+// they are first written costs far more: on the virtual machines measured,
+// about 1 s per 320 MiB of 4 KiB pages, against 50 ms populated in bulk
+// (and 15 ms with huge pages). Only bytes about to be used are populated,
+// never the geometric slack a Grow commits, so the resident set is what
+// the array holds. The advice is a hint: where the kernel refuses it,
+// pages fault in as before.
+func (r *region) populate(upto int) {
+	if upto <= r.populated || r.populated < 0 {
+		return
+	}
+	upto = min((upto+HugePage-1)&^(HugePage-1), r.committed)
+	if upto <= r.populated {
+		return
+	}
+	p := unsafe.Add(r.base, r.populated)
+	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, uintptr(p), uintptr(upto-r.populated), madvPopulateWrite); errno != 0 {
+		r.populated = -1 // not supported here: stop asking
+		return
+	}
+	r.populated = upto
+}
+
+// madvPopulateWrite is MADV_POPULATE_WRITE (not in package syscall).
+const madvPopulateWrite = 23

@@ -101,3 +101,25 @@ func TestUnreachableIsUnmapped(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Grow populates the elements asked for, a huge page ahead at most and
+// never past the committed bytes (the geometric slack stays unpopulated,
+// so it costs no resident memory).
+func TestGrowPopulatesWhatIsAsked(t *testing.T) {
+	a := New[float32](0)
+	a.Grow(1)
+	if !a.OffHeap() {
+		t.Skip("arrays live on the Go heap here")
+	}
+	for _, n := range []int{1, 1000, HugePage, HugePage + 1, 5 * HugePage / 4, 3 * HugePage} {
+		s := a.Grow(n)
+		r := a.maps.list[len(a.maps.list)-1]
+		if r.populated < 0 {
+			t.Skip("MADV_POPULATE_WRITE is not supported here")
+		}
+		if r.populated < 4*n || r.populated > r.committed || r.populated > 4*n+HugePage {
+			t.Fatalf("Grow(%d): populated %d bytes, committed %d", n, r.populated, r.committed)
+		}
+		s[n-1] = 1
+	}
+}

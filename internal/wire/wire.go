@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // ErrShort is wrapped by a Reader's error when the input ends early or a
@@ -66,6 +67,10 @@ func (w *Writer) Float32s(v []float32) {
 	w.Uvarint(uint64(len(v)))
 	off := len(w.B)
 	w.B = slices.Grow(w.B, 4*len(v))[:off+4*len(v)]
+	if littleEndian {
+		copy(w.B[off:], float32Bytes(v))
+		return
+	}
 	for i, x := range v {
 		binary.LittleEndian.PutUint32(w.B[off+4*i:], math.Float32bits(x))
 	}
@@ -278,8 +283,12 @@ func (r *Reader) Float32s(max int, dst []float32) []float32 {
 	} else {
 		dst = make([]float32, n)
 	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+	if littleEndian {
+		copy(float32Bytes(dst), r.b[:4*n])
+	} else {
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+		}
 	}
 	r.b = r.b[4*n:]
 	return dst
@@ -330,4 +339,13 @@ func (r *Reader) Int64Max(max int64) int64 {
 		return 0
 	}
 	return int64(x)
+}
+
+// littleEndian says the host stores a float32 as its encoding does, so
+// that a vector is read and written as one copy of its bytes.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// float32Bytes is v's memory as bytes.
+func float32Bytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
