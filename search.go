@@ -623,6 +623,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 	if err != nil {
 		return err
 	}
+	res.Hits = slices.Grow(res.Hits, len(rr.Ranked))
 	for _, e := range rr.Ranked {
 		sig := e.Signals
 		res.Hits = append(res.Hits, c.hit(int(e.ID), e.PoolFree, sig.Sim, &sig, q))

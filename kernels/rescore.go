@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/tidemark/tidemark/internal/unitvec"
@@ -170,13 +169,8 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 		}
 		res.Ranked = append(res.Ranked, Explained{ID: b.ID[i], Score: score, PoolFree: free, Signals: sig})
 	}
-	sort.Slice(res.Ranked, func(a, c int) bool {
-		return better(res.Ranked[a].Score, res.Ranked[a].ID, res.Ranked[c].Score, res.Ranked[c].ID)
-	})
 	sc.ranked, sc.removed = res.Ranked, res.Removed
-	if req.K > 0 && len(res.Ranked) > req.K {
-		res.Ranked = res.Ranked[:req.K]
-	}
+	res.Ranked = rankExplained(res.Ranked, req.K)
 	// The result is the caller's: copies, not the pooled buffers.
 	res.Ranked, res.Removed = slices.Clone(res.Ranked), slices.Clone(res.Removed)
 	return res, nil
@@ -202,4 +196,42 @@ func normalized(v, dst []float32, what string) error {
 		return fmt.Errorf("%w: %s", ErrZeroVector, what)
 	}
 	return nil
+}
+
+// rankExplained orders the best k of ranked (all of them when k ≤ 0)
+// first, best first, and returns them. For a k well below len(ranked) —
+// a search's 10 of 80 candidates — it keeps a sorted prefix of k and
+// inserts only what beats its last, instead of sorting everything.
+func rankExplained(ranked []Explained, k int) []Explained {
+	less := func(a, b *Explained) bool { return better(a.Score, a.ID, b.Score, b.ID) }
+	if k <= 0 || 2*k >= len(ranked) {
+		slices.SortFunc(ranked, func(a, b Explained) int {
+			if less(&a, &b) {
+				return -1
+			}
+			if less(&b, &a) {
+				return 1
+			}
+			return 0
+		})
+		if k > 0 && k < len(ranked) {
+			return ranked[:k]
+		}
+		return ranked
+	}
+	top := 0
+	for i := range ranked {
+		if top == k && !less(&ranked[i], &ranked[k-1]) {
+			continue
+		}
+		e := ranked[i]
+		j := min(top, k-1)
+		for j > 0 && less(&e, &ranked[j-1]) {
+			ranked[j] = ranked[j-1]
+			j--
+		}
+		ranked[j] = e
+		top = min(top+1, k)
+	}
+	return ranked[:k]
 }
