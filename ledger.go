@@ -130,10 +130,10 @@ const vectorReserve = 64 << 30
 func (l *ledger) growVectors(n int) {
 	b := l.batch
 	need := len(b.Vectors) + n*l.opts.Dim
-	if need <= cap(b.Vectors) {
-		return
+	if need > cap(b.Vectors) {
+		b.Vectors = l.vecMem.Grow(need)[:len(b.Vectors)]
 	}
-	b.Vectors = l.vecMem.Grow(need)[:len(b.Vectors)]
+	l.vecMem.Populate(need)
 }
 
 // init makes an empty ledger for a collection with options o.

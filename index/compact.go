@@ -74,6 +74,7 @@ func (h *HNSW) renumber(order []uint32) {
 	h.newArrays()
 	h.n = 0
 	h.grow(max(newN, 1))
+	h.populate(newN)
 	h.byKey = make(map[uint64]uint32, newN)
 	copyList := func(dst, src []uint32) {
 		k := 0

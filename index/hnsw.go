@@ -284,6 +284,19 @@ func (h *HNSW) newArrays() {
 	h.linkMem = offheap.New[uint32](linkReserve)
 }
 
+// populate backs the off-heap arrays of nodes 0 … n−1 with memory before
+// they are written (offheap.Array.Populate: one request instead of a page
+// fault per page); allocMu or mu held exclusively.
+func (h *HNSW) populate(n int) {
+	if h.vecMem != nil {
+		h.vecMem.Populate(n * h.dim)
+	}
+	if h.codeMem != nil {
+		h.codeMem.Populate(n * h.cstride)
+	}
+	h.linkMem.Populate(n * (h.m0 + 1))
+}
+
 // grow makes room for capacity nodes; mu must be held exclusively (or the
 // index not yet shared). The off-heap arrays grow in place, keeping what
 // they hold.
@@ -331,6 +344,7 @@ func (h *HNSW) Quantize() {
 	h.quant = true
 	h.codeMem = offheap.New[int8](codeReserve)
 	h.codes = h.codeMem.Grow(len(h.levels) * h.cstride)[:len(h.levels)*h.cstride]
+	h.codeMem.Populate(h.n * h.cstride)
 	parallel(h.n, func(lo, hi int) error {
 		for id := lo; id < hi; id++ {
 			h.setCode(uint32(id))
@@ -518,6 +532,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	}
 	defer h.mu.RUnlock()
 	id := uint32(h.n)
+	h.populate(int(id) + 1)
 	level := h.randomLevel()
 	if h.shared {
 		h.vref[id] = unsafe.Pointer(unsafe.SliceData(v))

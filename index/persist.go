@@ -253,6 +253,7 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
+	h.populate(n)
 	p := 0
 	take := func(k int) []byte { b := body[p : p+k]; p += k; return b }
 	keys := take(8 * n)

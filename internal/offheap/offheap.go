@@ -112,6 +112,20 @@ func (a *Array[T]) Slice() []T { return a.s }
 // OffHeap reports whether the Array's memory is outside the Go heap.
 func (a *Array[T]) OffHeap() bool { return a.maps != nil }
 
+// Populate asks the system to back the first n elements with memory now
+// (rounded up to a huge page, at most the committed ones), instead of
+// one page fault per page as they are first written: call it with the
+// elements about to be filled. Committed elements past n stay unbacked
+// until used, so the resident set stays what the array holds. It does
+// nothing on the heap fallback, or where the system lacks the request.
+func (a *Array[T]) Populate(n int) {
+	if a.maps == nil {
+		return
+	}
+	var zero T
+	a.maps.list[len(a.maps.list)-1].populate(min(n, len(a.s)) * int(unsafe.Sizeof(zero)))
+}
+
 // Grow commits at least n elements and returns all the committed ones
 // (growing geometrically, so that n one at a time costs amortised
 // constant time). Elements already committed keep their address and value.
@@ -122,9 +136,6 @@ func (a *Array[T]) Grow(n int) []T {
 	var zero T
 	esz := int(unsafe.Sizeof(zero))
 	if n <= len(a.s) {
-		if a.maps != nil {
-			a.maps.list[len(a.maps.list)-1].populate(n * esz)
-		}
 		return a.s
 	}
 	if n > (1<<62)/esz {
@@ -132,7 +143,7 @@ func (a *Array[T]) Grow(n int) []T {
 	}
 	want := max(n, len(a.s)+len(a.s)/2) * esz
 	if a.maps != nil || len(a.s) == 0 {
-		if s, ok := a.growMapped(n*esz, want, esz); ok {
+		if s, ok := a.growMapped(want, esz); ok {
 			a.s = s
 			return a.s
 		}
@@ -144,18 +155,16 @@ func (a *Array[T]) Grow(n int) []T {
 	return a.s
 }
 
-// growMapped commits want bytes in the newest reservation, populating
-// the first need,, reserving a new
+// growMapped commits want bytes in the newest reservation, reserving a new
 // one (and copying the committed elements into it) when it is too small.
 // It reports false when no reservation can be made.
-func (a *Array[T]) growMapped(need, want, esz int) ([]T, bool) {
+func (a *Array[T]) growMapped(want, esz int) ([]T, bool) {
 	if a.maps != nil {
 		r := &a.maps.list[len(a.maps.list)-1]
 		if want <= r.size {
 			if err := r.commit(want); err != nil {
 				panic(fmt.Sprintf("offheap: committing %d bytes: %v", want, err))
 			}
-			r.populate(need)
 			return unsafe.Slice((*T)(r.base), r.committed/esz), true
 		}
 	}
@@ -168,7 +177,6 @@ func (a *Array[T]) growMapped(need, want, esz int) ([]T, bool) {
 		unreserve(&r)
 		return nil, false
 	}
-	r.populate(need)
 	s := unsafe.Slice((*T)(r.base), r.committed/esz)
 	copy(s, a.s)
 	if a.maps == nil {

@@ -102,23 +102,27 @@ func TestUnreachableIsUnmapped(t *testing.T) {
 	}
 }
 
-// Grow populates the elements asked for, a huge page ahead at most and
-// never past the committed bytes (the geometric slack stays unpopulated,
-// so it costs no resident memory).
-func TestGrowPopulatesWhatIsAsked(t *testing.T) {
+// Grow populates nothing; Populate the elements asked for, a huge page
+// ahead at most and never past the committed bytes (the geometric slack
+// stays unpopulated, so it costs no resident memory).
+func TestPopulateWhatIsAsked(t *testing.T) {
 	a := New[float32](0)
-	a.Grow(1)
+	a.Grow(3 * HugePage)
 	if !a.OffHeap() {
 		t.Skip("arrays live on the Go heap here")
 	}
+	if r := a.maps.list[0]; r.populated != 0 {
+		t.Fatalf("Grow populated %d bytes", r.populated)
+	}
 	for _, n := range []int{1, 1000, HugePage, HugePage + 1, 5 * HugePage / 4, 3 * HugePage} {
 		s := a.Grow(n)
+		a.Populate(n)
 		r := a.maps.list[len(a.maps.list)-1]
 		if r.populated < 0 {
 			t.Skip("MADV_POPULATE_WRITE is not supported here")
 		}
 		if r.populated < 4*n || r.populated > r.committed || r.populated > 4*n+HugePage {
-			t.Fatalf("Grow(%d): populated %d bytes, committed %d", n, r.populated, r.committed)
+			t.Fatalf("Populate(%d): populated %d bytes, committed %d", n, r.populated, r.committed)
 		}
 		s[n-1] = 1
 	}
