@@ -180,9 +180,11 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 func (c *Collection) newIndex() (*index.HNSW, error) {
 	// The indexes keep references to the column store's unit vectors
 	// (one copy of each in memory); its off-heap array lives as long as
-	// they do.
+	// they do. An index starts with room for 64 nodes and doubles as it
+	// fills: an empty collection of 65536-d vectors holds 4 MiB of codes,
+	// not the 64 MiB of index.DefaultCapacity.
 	return index.New(&index.Options{Dim: c.opts.Dim, M: c.opts.M, EfConstruction: c.opts.EfConstruction, Ef: c.opts.Ef,
-		Quantize: true, SharedVectors: true, KeepAlive: c.vecMem})
+		Quantize: true, SharedVectors: true, KeepAlive: c.vecMem, Capacity: 64})
 }
 
 // Name returns the collection's name.

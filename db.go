@@ -50,6 +50,7 @@ type DB struct {
 		// failed in a row; ckptErr the last one's error.
 		ckptTries int
 		ckptErr   error
+		ckptFails uint64 // background checkpoints failed since Open
 	}
 
 	mu     sync.RWMutex // guards colls and closed
@@ -104,7 +105,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	o := opts.WithDefaults()
 	o.Embedders = maps.Clone(o.Embedders) // the caller may change its map
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
 	wal, err := store.Open(dir, &store.Options{NoSync: o.NoSync, MaxRecordSize: o.MaxRecordBytes, OnSync: o.OnSync})
@@ -230,6 +231,14 @@ func (db *DB) CheckpointError() error {
 	db.seq.mu.Lock()
 	defer db.seq.mu.Unlock()
 	return db.seq.ckptErr
+}
+
+// CheckpointFailures returns how many background checkpoints have failed
+// since Open.
+func (db *DB) CheckpointFailures() uint64 {
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	return db.seq.ckptFails
 }
 
 // Recovery returns what Open found and did.
@@ -371,10 +380,14 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (app
 				// stall every commit behind a snapshot attempt).
 				db.seq.ckptTries++
 				db.seq.ckptErr = err
+				db.seq.ckptFails++
 			} else {
 				db.seq.ckptTries, db.seq.ckptErr = 1, nil
 			}
 			db.seq.mu.Unlock()
+			if err != nil && db.opts.OnCheckpointError != nil {
+				db.opts.OnCheckpointError(err)
+			}
 		}()
 	}
 	return res, aerr
@@ -505,8 +518,8 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 }
 
 // Checkpoint writes a snapshot of every collection (ledger and HNSW
-// indexes) tagged with the last applied log record, then drops the log
-// segments it makes unnecessary. Writes wait while the snapshot is
+// indexes) tagged with the last applied log record, then starts a new log
+// segment and deletes the segments it makes unnecessary. Writes wait while the snapshot is
 // written; searches go on. The DB checkpoints on its own after
 // Options.CheckpointRecords records or CheckpointBytes bytes, and on Close.
 func (db *DB) Checkpoint(ctx context.Context) error {
@@ -533,6 +546,13 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	}
 	db.seq.mu.Unlock()
 	if err != nil {
+		return mapStoreErr(err)
+	}
+	// A new segment first, so that the one the snapshot covers can go:
+	// after a Drop and a checkpoint no file holds the dropped records
+	// (unless writes raced the checkpoint into the old segment; the next
+	// checkpoint removes it then).
+	if err := db.wal.Rotate(ctx); err != nil {
 		return mapStoreErr(err)
 	}
 	return mapStoreErr(db.wal.Checkpoint(seq))

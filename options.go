@@ -60,6 +60,10 @@ type Options struct {
 	// write-ahead log (from its writer goroutine: it must be quick). For
 	// metrics.
 	OnSync func(time.Duration)
+	// OnCheckpointError, when set, is called with the error of every
+	// background checkpoint that fails (from its goroutine): the writes go
+	// on, but the log grows until one succeeds. See DB.CheckpointError.
+	OnCheckpointError func(error)
 	// EmbedCacheEntries bounds the file-backed cache of remote embeddings
 	// in the data directory (embeddings.cache), shared by the collections
 	// whose embedder is "openai" or "ollama" (default 20000 vectors;

@@ -140,7 +140,7 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 		res.Hits = append(res.Hits, Hit{ID: m.ID, Score: e.PoolFree, Cosine: sig.Sim, Confidence: conf, Memory: m, Signals: &sig})
 	}
 	for _, r := range rr.Removed {
-		res.Removed = append(res.Removed, Removed{ID: req.Candidates[r.ID].Memory.ID, Reason: r.Reason})
+		res.addRemoved(req.Candidates[r.ID].Memory.ID, r.Reason)
 	}
 	return res, nil
 }

@@ -183,6 +183,11 @@ type Removed struct {
 	Reason temporal.Reason
 }
 
+// MaxRemoved bounds SearchResult.Removed: an exact plan over a
+// collection with many superseded memories removes thousands, and an
+// explanation of ten hits need not list them all.
+const MaxRemoved = 100
+
 // SearchResult is the answer to a search.
 type SearchResult struct {
 	// Hits are the top K by the method's ranking, best first (see
@@ -192,7 +197,10 @@ type SearchResult struct {
 	// memory (none for a memory another belief of which was kept). It is
 	// filled whenever Hit.Signals are, and stays empty on the exact
 	// plan's fast path, which does not report removals (see Hit.Signals).
-	Removed []Removed
+	// It holds at most MaxRemoved entries, the first in candidate order;
+	// RemovedTotal counts them all.
+	Removed      []Removed
+	RemovedTotal int
 	// Plan is the plan that ran; Candidates the number of beliefs scored
 	// by the fused stage; Expanded the archived versions that version-link
 	// expansion added.
@@ -654,7 +662,7 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 			continue // another belief about the memory was kept
 		}
 		reported[id] = true
-		res.Removed = append(res.Removed, Removed{ID: c.rows.at(int(id)).mem.ID, Reason: removedBy[id]})
+		res.addRemoved(c.rows.at(int(id)).mem.ID, removedBy[id])
 	}
 	return nil
 }
@@ -705,4 +713,13 @@ func (c *Collection) memory(j int) Memory {
 	m.Penalty = r.penalty
 	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)
 	return m
+}
+
+// addRemoved counts one removed memory and lists it while the list is
+// under MaxRemoved.
+func (res *SearchResult) addRemoved(id string, why temporal.Reason) {
+	res.RemovedTotal++
+	if len(res.Removed) < MaxRemoved {
+		res.Removed = append(res.Removed, Removed{ID: id, Reason: why})
+	}
 }

@@ -48,6 +48,8 @@ type AuditLog struct {
 	// Audit holds the consolidation edits after the requested sequence
 	// number, oldest first (null when there are none).
 	Audit []AuditEntry `json:"audit"`
+	// Next, when more entries remain, is the since that asks for them.
+	Next uint64 `json:"next,omitempty"`
 }
 
 // AuditEntry is one consolidation edit (tidemark.AuditEntry; its JSON

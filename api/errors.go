@@ -18,16 +18,16 @@ type ErrorDetail struct {
 // The error codes, with the HTTP status the server answers them with.
 const (
 	// CodeMalformedJSON (400): the body is not one JSON value (empty,
-	// truncated, trailing data), or holds an enumeration value (kind,
-	// status, source, key policy) the service does not know or a time
-	// that is not RFC 3339.
+	// truncated, trailing data), or not UTF-8 (or escapes a lone
+	// surrogate): it is refused, never repaired.
 	CodeMalformedJSON = "malformed_json"
 	// CodeUnknownField (400): the body names a field the request does not
 	// have (decoding is strict).
 	CodeUnknownField = "unknown_field"
 	// CodeInvalidArgument (400): a value of the wrong JSON type, or one
-	// the engine refuses (an empty id, k out of range, an unknown method
-	// or plan, …).
+	// the engine refuses (an empty id, k out of range, an unknown method,
+	// plan or enumeration value, a time that is not RFC 3339 or is the
+	// zero time, non-finite or absurd weights, …).
 	CodeInvalidArgument = "invalid_argument"
 	// CodeDimensionMismatch (400): a vector whose length is not the
 	// collection's dimension.
@@ -39,17 +39,28 @@ const (
 	// CodeForbidden (403): the token may not read or write this
 	// collection, or may not configure a remote embedder.
 	CodeForbidden = "forbidden"
-	// CodeNotFound (404): an unknown collection, memory or fact.
+	// CodeNotFound (404): an unknown collection, memory or fact, or a
+	// path no route takes.
 	CodeNotFound = "not_found"
+	// CodeMethodNotAllowed (405): a method the path does not take (the
+	// Allow header lists those it does).
+	CodeMethodNotAllowed = "method_not_allowed"
+	// CodeQuotaExceeded (403): creating a collection past the server's
+	// limit on collections.
+	CodeQuotaExceeded = "quota_exceeded"
 	// CodeAlreadyExists (409): a collection name that is taken, or a
 	// memory id written before with other content.
 	CodeAlreadyExists = "already_exists"
-	// CodeTooLarge (413): a body, batch, text or vector past its limit.
+	// CodeTooLarge (413): a body, batch, text or vector past its limit, or
+	// an answer that would be past the server's response limit.
 	CodeTooLarge = "too_large"
-	// CodeRateLimited (429): the token is over its request rate, or
-	// feedback is over the collection's limits for a memory.
+	// CodeRateLimited (429): the token is over its request rate, the
+	// client address over its rate of failed authentications, or feedback
+	// is over the collection's limits for a memory. Retry-After says when
+	// to try again (not for feedback).
 	CodeRateLimited = "rate_limited"
-	// CodeUnavailable (503): the database is closed or has failed.
+	// CodeUnavailable (503): the database is closed or has failed (or, from
+	// /readyz, its checkpoints are failing).
 	CodeUnavailable = "unavailable"
 	// CodeEmbedderUnavailable (503): the collection's remote embedder
 	// failed; nothing was stored.

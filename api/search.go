@@ -60,8 +60,10 @@ type Weights struct {
 type SearchResult struct {
 	// Hits are the best first (never null).
 	Hits []Hit `json:"hits"`
-	// Removed lists the candidates the masks removed, with the reason.
-	Removed []Removed `json:"removed,omitempty"`
+	// Removed lists the candidates the masks removed, with the reason: at
+	// most 100 (the first in candidate order); RemovedTotal counts all.
+	Removed      []Removed `json:"removed,omitempty"`
+	RemovedTotal int       `json:"removed_total,omitempty"`
 	// Plan is the plan that ran ("exact", "ann"); Candidates the number
 	// of beliefs the fused stage scored.
 	Plan       string `json:"plan"`

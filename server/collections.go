@@ -17,15 +17,14 @@ import (
 func (s *Server) listCollections(w http.ResponseWriter, r *http.Request, t *Token) error {
 	out := api.CollectionList{Collections: []api.Collection{}}
 	for _, name := range s.db.Collections() {
-		if !t.allows(name, false) {
+		if !t.allows(name, readAccess) {
 			continue
 		}
 		if c, err := s.db.Collection(name); err == nil {
 			out.Collections = append(out.Collections, wireCollection(c))
 		}
 	}
-	writeJSON(w, 200, out)
-	return nil
+	return s.writeJSON(w, 200, out)
 }
 
 // createCollection answers POST /v1/collections/{c}.
@@ -53,12 +52,16 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, t *Tok
 		}
 		o.Method = m
 	}
+	s.createMu.Lock()
+	defer s.createMu.Unlock()
+	if n := len(s.db.Collections()); n >= s.cfg.MaxCollections {
+		return errf(http.StatusForbidden, api.CodeQuotaExceeded, "this server holds %d collections, its limit: drop one first", n)
+	}
 	c, err := s.db.CreateCollection(r.Context(), r.PathValue("c"), o)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, wireCollection(c))
-	return nil
+	return s.writeJSON(w, http.StatusCreated, wireCollection(c))
 }
 
 // getCollection answers GET /v1/collections/{c}.
@@ -67,8 +70,7 @@ func (s *Server) getCollection(w http.ResponseWriter, r *http.Request, t *Token)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, wireCollection(c))
-	return nil
+	return s.writeJSON(w, 200, wireCollection(c))
 }
 
 // dropCollection answers DELETE /v1/collections/{c}?confirm={c}.
@@ -79,15 +81,14 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request, t *Token
 	if err := s.db.DropCollection(r.Context(), r.PathValue("c")); err != nil {
 		return err
 	}
-	writeJSON(w, 200, api.Dropped{Dropped: r.PathValue("c")})
-	return nil
+	return s.writeJSON(w, 200, api.Dropped{Dropped: r.PathValue("c")})
 }
 
 // allowRemote checks a remote embedder configuration against the server's
 // policy (Config.EmbedderURLs, EmbedderKeyEnvs): an admin token, a listed
 // URL prefix, a listed key variable.
 func (s *Server) allowRemote(t *Token, r *api.RemoteEmbedder) error {
-	if !t.allows("*", true) || !slices.Contains(t.Collections, "*") {
+	if !t.allows("*", writeAccess) || !slices.Contains(t.Collections, "*") {
 		return errf(http.StatusForbidden, api.CodeForbidden, "only a token for every collection, with write, may configure a remote embedder")
 	}
 	if !slices.ContainsFunc(s.cfg.EmbedderURLs, func(p string) bool { return p != "" && strings.HasPrefix(r.BaseURL, p) }) {

@@ -22,8 +22,7 @@ func (s *Server) consolidate(w http.ResponseWriter, r *http.Request, t *Token) e
 		return err
 	}
 	s.metrics.runs.Inc()
-	writeJSON(w, 200, wireReport(rep))
-	return nil
+	return s.writeJSON(w, 200, wireReport(rep))
 }
 
 // lastConsolidation answers GET /v1/collections/{c}/consolidate.
@@ -42,11 +41,13 @@ func (s *Server) lastConsolidation(w http.ResponseWriter, r *http.Request, t *To
 	if err != nil {
 		out.Error = err.Error()
 	}
-	writeJSON(w, 200, out)
-	return nil
+	return s.writeJSON(w, 200, out)
 }
 
-// audit answers GET /v1/collections/{c}/audit?since=….
+// audit answers GET /v1/collections/{c}/audit?since=…&limit=…: the entries
+// after sequence number since, at most limit of them (default and most
+// maxAuditPage) cut at a sequence number's end, and when more remain,
+// next: the since of the next page.
 func (s *Server) audit(w http.ResponseWriter, r *http.Request, t *Token) error {
 	c, err := s.coll(r)
 	if err != nil {
@@ -58,13 +59,41 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, t *Token) error {
 			return errf(400, api.CodeInvalidArgument, "since: %v", err)
 		}
 	}
+	limit := maxAuditPage
+	if v := r.URL.Query().Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > maxAuditPage {
+			return errf(400, api.CodeInvalidArgument, "limit: want 1…%d, got %q", maxAuditPage, v)
+		}
+	}
 	a, err := c.Audit(r.Context(), since)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, api.AuditLog{Audit: wireAudit(a)})
-	return nil
+	out := api.AuditLog{}
+	if len(a) > limit {
+		// One sequence number is one record's edits: a page ends where
+		// one does (a record with more than limit edits is one page).
+		cut := limit
+		for cut > 0 && a[cut].Seq == a[cut-1].Seq {
+			cut--
+		}
+		if cut == 0 {
+			cut = limit
+			for cut < len(a) && a[cut].Seq == a[0].Seq {
+				cut++
+			}
+		}
+		if cut < len(a) {
+			out.Next = a[cut-1].Seq
+		}
+		a = a[:cut]
+	}
+	out.Audit = wireAudit(a)
+	return s.writeJSON(w, 200, out)
 }
+
+// maxAuditPage is the most audit entries one answer holds.
+const maxAuditPage = 1000
 
 // wireReport is a consolidation report on the wire, field for field: a
 // field added to the engine's report stops the build here until the wire

@@ -31,6 +31,5 @@ func (s *Server) putDocument(w http.ResponseWriter, r *http.Request, t *Token) e
 	}
 	// Field for field: a field added to the engine's report stops the
 	// build here until the wire type says what to do with it.
-	writeJSON(w, 200, api.DocumentReport(rep))
-	return nil
+	return s.writeJSON(w, 200, api.DocumentReport(rep))
 }

@@ -7,16 +7,23 @@ import (
 )
 
 // healthz answers GET /healthz (no token): the process is up.
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, 200, api.Health{Status: "ok"})
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	_ = s.writeJSON(w, 200, api.Health{Status: "ok"})
 }
 
 // readyz answers GET /readyz (no token): the database takes requests, or
-// the error that stops it.
-func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+// 503 with why not: closed, failed, or failing its checkpoints (writes go
+// on then, but the log grows without bound and the next Open replays all
+// of it; the server's log and tidemark_checkpoint_failures_total say why).
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := s.db.Err(); err != nil {
-		writeError(w, err)
+		s.writeError(w, r, err)
 		return
 	}
-	writeJSON(w, 200, api.Health{Status: "ready"})
+	if s.db.CheckpointError() != nil {
+		s.writeError(w, r, errf(http.StatusServiceUnavailable, api.CodeUnavailable,
+			"checkpoints are failing (the log grows until one succeeds); the server's log says why"))
+		return
+	}
+	_ = s.writeJSON(w, 200, api.Health{Status: "ready"})
 }

@@ -37,8 +37,7 @@ func (s *Server) putMemories(w http.ResponseWriter, r *http.Request, t *Token) e
 		return err
 	}
 	s.metrics.write("put", start)
-	writeJSON(w, 200, api.PutResponse{Results: wirePutResults(res)})
-	return nil
+	return s.writeJSON(w, 200, api.PutResponse{Results: wirePutResults(res)})
 }
 
 // getMemory answers GET /v1/collections/{c}/memories/{id}.
@@ -51,8 +50,7 @@ func (s *Server) getMemory(w http.ResponseWriter, r *http.Request, t *Token) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, wireMemory(m))
-	return nil
+	return s.writeJSON(w, 200, wireMemory(m))
 }
 
 // memoryHistory answers GET /v1/collections/{c}/memories/{id}/history.
@@ -65,8 +63,7 @@ func (s *Server) memoryHistory(w http.ResponseWriter, r *http.Request, t *Token)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, api.Versions{Versions: wireMemories(h)})
-	return nil
+	return s.writeJSON(w, 200, api.Versions{Versions: wireMemories(h)})
 }
 
 // factHistory answers GET /v1/collections/{c}/facts?subject=…&relation=….
@@ -80,8 +77,7 @@ func (s *Server) factHistory(w http.ResponseWriter, r *http.Request, t *Token) e
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, api.Versions{Versions: wireMemories(h)})
-	return nil
+	return s.writeJSON(w, 200, api.Versions{Versions: wireMemories(h)})
 }
 
 // feedback answers POST /v1/collections/{c}/feedback.
@@ -99,8 +95,7 @@ func (s *Server) feedback(w http.ResponseWriter, r *http.Request, t *Token) erro
 	if err := c.FeedbackFrom(r.Context(), req.ID, req.Positive, t.Name); err != nil {
 		return err
 	}
-	writeJSON(w, 200, api.FeedbackResponse{Counted: true})
-	return nil
+	return s.writeJSON(w, 200, api.FeedbackResponse{Counted: true})
 }
 
 // tp is a time on the wire: nil for the zero time.

@@ -12,8 +12,9 @@ import (
 )
 
 // metrics are the service's Prometheus metrics, on a registry of their
-// own (served at /metrics, without a token: put it behind the network
-// policy that guards your other exporters).
+// own, served at /metrics to a token with the metrics scope. Every label
+// takes a bounded set of values the service defines (routes, statuses,
+// plans, kinds, reasons), never one a client sent.
 type metrics struct {
 	reg        *prometheus.Registry
 	latency    *prometheus.HistogramVec
@@ -22,6 +23,11 @@ type metrics struct {
 	writes     *prometheus.HistogramVec
 	runs       prometheus.Counter
 	fsync      prometheus.Histogram
+	// refused counts connections closed at accept (Listener's caps);
+	// authFailures failed authentications by reason (missing, unknown,
+	// throttled).
+	refused      prometheus.Counter
+	authFailures *prometheus.CounterVec
 }
 
 func newMetrics(db *tidemark.DB) *metrics {
@@ -47,7 +53,13 @@ func newMetrics(db *tidemark.DB) *metrics {
 		Name: "tidemark_wal_fsync_duration_seconds", Help: "fsync of the write-ahead log (when the DB was opened with Options.OnSync = Server.ObserveSync).",
 		Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 	})
-	m.reg.MustRegister(m.latency, m.plans, m.candidates, m.writes, m.runs, m.fsync, &dbCollector{db: db})
+	m.refused = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tidemark_http_connections_refused_total", Help: "Connections closed when accepted: over the server's or one client's connection cap.",
+	})
+	m.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tidemark_http_auth_failures_total", Help: "Requests refused before a token was identified, by reason: missing, unknown, throttled (the client address is over its rate of failures).",
+	}, []string{"reason"})
+	m.reg.MustRegister(m.latency, m.plans, m.candidates, m.writes, m.runs, m.fsync, m.refused, m.authFailures, &dbCollector{db: db})
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -58,39 +70,71 @@ func (m *metrics) write(kind string, start time.Time) {
 	m.writes.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 }
 
-// dbCollector reports the engine's state at scrape time: collection
-// sizes, drift λ(t) per group, the fused stage's backend.
+// serveMetrics answers GET /metrics, for a token with the metrics scope.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ *Token) error {
+	s.metrics.handler().ServeHTTP(w, r)
+	return nil
+}
+
+// dbCollector reports the engine's state at scrape time, as aggregates
+// over the collections: no label carries a collection's name, a fact's
+// subject or anything else a tenant wrote, so a scrape reveals no tenant
+// data and its size does not grow with theirs (per-collection figures
+// are in GET /v1/collections/{c}, behind that collection's token).
 type dbCollector struct{ db *tidemark.DB }
 
 var (
-	descMemories = prometheus.NewDesc("tidemark_collection_memories", "Memories stored and on the visible surface.", []string{"collection", "state"}, nil)
-	descDrift    = prometheus.NewDesc("tidemark_drift_lambda", "Drift-adaptive decay λ(t) per collection group.", []string{"collection", "group"}, nil)
-	descFactor   = prometheus.NewDesc("tidemark_drift_factor", "The factor drift puts on a group's decay rates.", []string{"collection", "group"}, nil)
-	descBackend  = prometheus.NewDesc("tidemark_backend_info", "The fused scoring stage in use.", []string{"backend"}, nil)
+	descCollections = prometheus.NewDesc("tidemark_collections", "Collections in the database.", nil, nil)
+	descMemories    = prometheus.NewDesc("tidemark_memories", "Memories stored, and on the visible surface, over every collection.", []string{"state"}, nil)
+	descDriftGroups = prometheus.NewDesc("tidemark_drift_groups", "Drift detector groups over every collection.", nil, nil)
+	descDriftMax    = prometheus.NewDesc("tidemark_drift_factor_max", "The largest factor drift puts on a group's decay rates, over every collection (1 when no group drifts).", nil, nil)
+	descDrifting    = prometheus.NewDesc("tidemark_drift_groups_drifting", "Groups whose drift factor is above 1.", nil, nil)
+	descCkptFailing = prometheus.NewDesc("tidemark_checkpoint_failing", "1 while background checkpoints fail (the log grows), else 0.", nil, nil)
+	descCkptFails   = prometheus.NewDesc("tidemark_checkpoint_failures_total", "Background checkpoints that failed.", nil, nil)
+	descBackend     = prometheus.NewDesc("tidemark_backend_info", "The fused scoring stage in use.", []string{"backend"}, nil)
 )
 
 func (d *dbCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descMemories
-	ch <- descDrift
-	ch <- descFactor
-	ch <- descBackend
+	for _, x := range []*prometheus.Desc{descCollections, descMemories, descDriftGroups, descDriftMax, descDrifting, descCkptFailing, descCkptFails, descBackend} {
+		ch <- x
+	}
 }
 
 func (d *dbCollector) Collect(ch chan<- prometheus.Metric) {
-	ch <- prometheus.MustNewConstMetric(descBackend, prometheus.GaugeValue, 1, d.db.Backend())
-	for _, name := range d.db.Collections() {
+	gauge := func(desc *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(descBackend, 1, d.db.Backend())
+	names := d.db.Collections()
+	var stored, visible, groups, drifting int
+	factor := 1.0
+	for _, name := range names {
 		c, err := d.db.Collection(name)
 		if err != nil {
 			continue
 		}
-		stored, visible := c.Len()
-		ch <- prometheus.MustNewConstMetric(descMemories, prometheus.GaugeValue, float64(stored), name, "stored")
-		ch <- prometheus.MustNewConstMetric(descMemories, prometheus.GaugeValue, float64(visible), name, "visible")
+		s, v := c.Len()
+		stored, visible = stored+s, visible+v
 		for _, g := range c.Drift() {
-			ch <- prometheus.MustNewConstMetric(descDrift, prometheus.GaugeValue, g.Lambda, name, g.Group)
-			ch <- prometheus.MustNewConstMetric(descFactor, prometheus.GaugeValue, g.Factor, name, g.Group)
+			groups++
+			factor = max(factor, g.Factor)
+			if g.Factor > 1 {
+				drifting++
+			}
 		}
 	}
+	gauge(descCollections, float64(len(names)))
+	gauge(descMemories, float64(stored), "stored")
+	gauge(descMemories, float64(visible), "visible")
+	gauge(descDriftGroups, float64(groups))
+	gauge(descDriftMax, factor)
+	gauge(descDrifting, float64(drifting))
+	failing := 0.0
+	if d.db.CheckpointError() != nil {
+		failing = 1
+	}
+	gauge(descCkptFailing, failing)
+	ch <- prometheus.MustNewConstMetric(descCkptFails, prometheus.CounterValue, float64(d.db.CheckpointFailures()))
 }
 
 // ObserveSync records one fsync of the write-ahead log; pass it (through

@@ -21,6 +21,9 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *Token) error 
 	if err := decodeSearch(r, &req); err != nil {
 		return err
 	}
+	if err := s.checkK(req.K); err != nil {
+		return err
+	}
 	sr, err := searchRequest(&req, c.Options().Method)
 	if err != nil {
 		return err
@@ -31,8 +34,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request, t *Token) error 
 	}
 	s.metrics.plans.WithLabelValues(res.Plan.String()).Inc()
 	s.metrics.candidates.Add(float64(res.Candidates))
-	writeJSON(w, 200, wireResult(res))
-	return nil
+	return s.writeJSON(w, 200, wireResult(res))
 }
 
 // assembleContext answers POST /v1/collections/{c}/context: JSON, or the
@@ -44,6 +46,9 @@ func (s *Server) assembleContext(w http.ResponseWriter, r *http.Request, t *Toke
 	}
 	var req api.ContextRequest
 	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if err := s.checkK(req.K); err != nil {
 		return err
 	}
 	sr, err := searchRequest(&req.SearchRequest, c.Options().Method)
@@ -59,14 +64,16 @@ func (s *Server) assembleContext(w http.ResponseWriter, r *http.Request, t *Toke
 		_, _ = w.Write([]byte(blk.Text()))
 		return nil
 	}
-	writeJSON(w, 200, api.ContextResponse{Context: wireContext(blk), Text: blk.Text()})
-	return nil
+	return s.writeJSON(w, 200, api.ContextResponse{Context: wireContext(blk), Text: blk.Text()})
 }
 
 // rescore answers POST /v1/rescore (no collection).
 func (s *Server) rescore(w http.ResponseWriter, r *http.Request, t *Token) error {
 	var req api.RescoreRequest
 	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if err := s.checkK(req.K); err != nil {
 		return err
 	}
 	rr := &tidemark.RescoreRequest{Vector: req.Vector, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf)}
@@ -89,8 +96,7 @@ func (s *Server) rescore(w http.ResponseWriter, r *http.Request, t *Token) error
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, wireResult(res))
-	return nil
+	return s.writeJSON(w, 200, wireResult(res))
 }
 
 // searchRequest is req for the engine. collMethod is the collection's
@@ -129,7 +135,7 @@ func searchRequest(req *api.SearchRequest, collMethod temporal.Method) (*tidemar
 
 // wireResult is a search or rescore answer on the wire.
 func wireResult(r *tidemark.SearchResult) api.SearchResult {
-	out := api.SearchResult{Hits: []api.Hit{}, Plan: r.Plan.String(), Candidates: r.Candidates}
+	out := api.SearchResult{Hits: []api.Hit{}, Plan: r.Plan.String(), Candidates: r.Candidates, RemovedTotal: r.RemovedTotal}
 	for _, h := range r.Hits {
 		out.Hits = append(out.Hits, api.Hit{ID: h.ID, Score: h.Score, Cosine: h.Cosine, Confidence: h.Confidence, Memory: wireMemory(h.Memory), Signals: h.Signals})
 	}
@@ -151,4 +157,14 @@ func wireContext(b *tidemark.ContextBlock) api.ContextBlock {
 		}
 	}
 	return out
+}
+
+// checkK refuses a k over the server's MaxK: the answer (hits with their
+// memories, explanations) is built in memory before it is encoded, so the
+// bound is on what a request may make the server hold.
+func (s *Server) checkK(k int) error {
+	if k > s.cfg.MaxK {
+		return errf(http.StatusBadRequest, api.CodeInvalidArgument, "k = %d: this server answers at most %d hits per request", k, s.cfg.MaxK)
+	}
+	return nil
 }

@@ -3,70 +3,27 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
+	"crypto/sha256"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/api"
 )
-
-// Token is one bearer token and what it may do.
-type Token struct {
-	// Token is the secret the client sends as "Authorization: Bearer …".
-	Token string `json:"token"`
-	// Name identifies the token in logs (never the secret).
-	Name string `json:"name"`
-	// Collections the token may use; "*" is every collection.
-	Collections []string `json:"collections"`
-	// Write allows writes (memories, feedback, consolidation, creating
-	// and dropping collections); without it the token only reads.
-	Write bool `json:"write"`
-	// Rate is the token's request rate limit per second, with bursts of
-	// twice that (default Config.Rate).
-	Rate float64 `json:"rate,omitempty"`
-}
-
-// bucket is a token bucket.
-type bucket struct {
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-// take spends one request; false when the bucket is empty.
-func (b *bucket) take(rate float64, now time.Time) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	burst := 2 * rate
-	if b.last.IsZero() {
-		b.tokens = burst
-	} else {
-		b.tokens = min(burst, b.tokens+rate*now.Sub(b.last).Seconds())
-	}
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
-}
-
-func (t *Token) allows(coll string, write bool) bool {
-	if write && !t.Write {
-		return false
-	}
-	return slices.Contains(t.Collections, "*") || slices.Contains(t.Collections, coll)
-}
 
 // Config configures a Server. Zero fields take their defaults.
 type Config struct {
@@ -74,8 +31,31 @@ type Config struct {
 	Tokens []Token
 	// MaxBodyBytes caps a request body (default 32 MiB).
 	MaxBodyBytes int64
-	// RequestTimeout bounds each request (default 30 s).
+	// MaxResponseBytes caps an answer's JSON (default 32 MiB): a search
+	// past it (a large k with explain) is answered 413, not built into a
+	// body of any size.
+	MaxResponseBytes int
+	// MaxK caps a search's k over HTTP (default 1000).
+	MaxK int
+	// MaxCollections caps the collections a client may create (default
+	// 1000); past it, creating one is answered 403 quota_exceeded.
+	MaxCollections int
+	// RequestTimeout bounds each request's work (default 30 s).
 	RequestTimeout time.Duration
+	// HeaderTimeout, BodyTimeout and IdleTimeout bound a connection that
+	// stalls: see HTTPServer (defaults DefaultHeaderTimeout,
+	// DefaultBodyTimeout, DefaultIdleTimeout).
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// MaxConns and MaxClientConns cap the open connections, in all and
+	// per client address: see Listener (defaults DefaultMaxConns,
+	// DefaultMaxClientConns).
+	MaxConns, MaxClientConns int
+	// AuthFailureRate is how many failed authentications per second a
+	// client address may make after a burst of ten (default 1); past it
+	// the server answers 429 without checking the token.
+	AuthFailureRate float64
+	// TLS, when set, makes Serve answer HTTPS only (HTTP/1.1).
+	TLS *tls.Config
 	// Logger receives one line per request (default slog.Default()).
 	Logger *slog.Logger
 	// Rate is each token's request limit per second when the token names
@@ -98,8 +78,12 @@ type Server struct {
 	cfg     Config
 	mux     *http.ServeMux
 	tokens  []Token
-	buckets []bucket // one per token
-	metrics *metrics
+	digests [][sha256.Size]byte // the SHA-256 of each token's secret
+	buckets []bucket            // one per token
+	fails   failLimiter
+	// createMu makes the collection quota's check and the creation one step.
+	createMu sync.Mutex
+	metrics  *metrics
 	// patterns are the routes, in registration order.
 	patterns []string
 }
@@ -115,27 +99,36 @@ func New(db *tidemark.DB, cfg Config) (*Server, error) {
 	if len(cfg.Tokens) == 0 {
 		return nil, errors.New("server: no tokens: every request needs one")
 	}
-	for i, t := range cfg.Tokens {
-		if len(t.Token) < 16 {
-			return nil, fmt.Errorf("server: token %d (%q) is shorter than 16 characters", i, t.Name)
+	s := &Server{db: db, mux: http.NewServeMux(), tokens: slices.Clone(cfg.Tokens)}
+	for i := range s.tokens {
+		t := &s.tokens[i]
+		d, err := digestOf(t)
+		if err != nil {
+			return nil, fmt.Errorf("server: token %d (%q) %w", i, t.Name, err)
 		}
-		if len(t.Collections) == 0 {
+		if len(t.Collections) == 0 && !t.Metrics {
 			return nil, fmt.Errorf("server: token %d (%q) names no collections (\"*\" for all)", i, t.Name)
 		}
+		s.digests = append(s.digests, d)
+		t.Token = "" // the secret is not kept
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = 32 << 20
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = 30 * time.Second
-	}
+	setDefault(&cfg.MaxBodyBytes, 32<<20)
+	setDefault(&cfg.MaxResponseBytes, 32<<20)
+	setDefault(&cfg.MaxK, 1000)
+	setDefault(&cfg.MaxCollections, 1000)
+	setDefault(&cfg.RequestTimeout, 30*time.Second)
+	setDefault(&cfg.HeaderTimeout, DefaultHeaderTimeout)
+	setDefault(&cfg.BodyTimeout, DefaultBodyTimeout)
+	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&cfg.MaxConns, DefaultMaxConns)
+	setDefault(&cfg.MaxClientConns, DefaultMaxClientConns)
+	setDefault(&cfg.AuthFailureRate, 1)
+	setDefault(&cfg.Rate, 500)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Rate <= 0 {
-		cfg.Rate = 500
-	}
-	s := &Server{db: db, cfg: cfg, mux: http.NewServeMux(), tokens: slices.Clone(cfg.Tokens)}
+	s.cfg = cfg
+	s.fails = failLimiter{rate: cfg.AuthFailureRate, burst: 10, clients: map[string]*bucket{}}
 	s.buckets = make([]bucket, len(s.tokens))
 	s.metrics = newMetrics(db)
 	for i := range s.tokens {
@@ -147,20 +140,79 @@ func New(db *tidemark.DB, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the HTTP handler.
-func (s *Server) Handler() http.Handler { return s.mux }
+// setDefault sets *p to def when it is zero or negative.
+func setDefault[T int | int64 | float64 | time.Duration](p *T, def T) {
+	if *p <= 0 {
+		*p = def
+	}
+}
+
+// Handler returns the HTTP handler: the routes, and for everything else
+// (an unknown path, a method a path does not take, a path that is not in
+// canonical form) the same JSON error shape as every other error.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case !utf8.ValidString(p):
+		s.refuse(w, r, errf(http.StatusBadRequest, api.CodeInvalidArgument, "the path is not valid UTF-8"))
+		return
+	case p == "" || p[0] != '/' || path.Clean(p) != p:
+		// ServeMux would redirect to the cleaned path, another resource
+		// (a collection named "." or "..", an empty id).
+		s.refuse(w, r, errf(http.StatusNotFound, api.CodeNotFound, "no such resource: the path %q is not in canonical form (an empty, \".\" or \"..\" segment)", p))
+		return
+	}
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r) // which sets the path's values
+		return
+	}
+	// The mux's own answer: 404, or 405 with the methods the path takes.
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	h.ServeHTTP(rec, r)
+	if rec.status == http.StatusMethodNotAllowed {
+		allow := rec.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.refuse(w, r, errf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, p, allow))
+		return
+	}
+	s.refuse(w, r, errf(http.StatusNotFound, api.CodeNotFound, "no route %s %s", r.Method, p))
+}
+
+// refuse answers a request no route took, closing a connection whose body
+// was not read.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+	}
+	s.writeError(w, r, err)
+}
+
+// recorder keeps the status and headers of the mux's built-in answers.
+type recorder struct {
+	header http.Header
+	status int
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *recorder) WriteHeader(code int)        { r.status = code }
 
 // apiError is an error with its HTTP status and machine-readable code.
 type apiError struct {
 	status int
 	code   string
 	msg    string
+	// retryAfter is sent as Retry-After (rounded up to whole seconds).
+	retryAfter time.Duration
 }
 
 func (e *apiError) Error() string { return e.msg }
 
 func errf(status int, code, format string, a ...any) *apiError {
-	return &apiError{status, code, fmt.Sprintf(format, a...)}
+	return &apiError{status: status, code: code, msg: fmt.Sprintf(format, a...)}
 }
 
 // errorStatus maps an engine error to a status and code: the one table.
@@ -193,15 +245,58 @@ func errorStatus(err error) (int, string) {
 	return http.StatusInternalServerError, api.CodeInternal
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+// publicMessage is what a client reads of a server-side failure: the
+// engine's message can name files and hosts (the log's path, an
+// embedder's URL), so it goes to the server's log, not to the client.
+func (s *Server) publicMessage(code string) string {
+	switch code {
+	case api.CodeUnavailable:
+		return "the database is closed or has failed; the server's log says why"
+	case api.CodeEmbedderUnavailable:
+		return "the collection's embedder failed; nothing was stored; the server's log says why"
+	case api.CodeTimeout:
+		return fmt.Sprintf("the request ran past the server's deadline of %s", s.cfg.RequestTimeout)
+	}
+	return "internal error; the server's log says why"
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// writeJSON answers v with status, encoded in full before anything is
+// sent: a value that cannot be encoded (a non-finite score) or whose JSON
+// is over MaxResponseBytes returns an error for the caller to answer
+// instead, never a 200 with a broken or endless body.
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return errf(http.StatusInternalServerError, api.CodeInternal, "the answer could not be encoded: %v", err)
+	}
+	if len(b) > s.cfg.MaxResponseBytes {
+		return errf(http.StatusRequestEntityTooLarge, api.CodeTooLarge,
+			"the answer is %d bytes, over this server's limit of %d: ask for fewer hits (k), without explain, or page through", len(b), s.cfg.MaxResponseBytes)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+	return nil
+}
+
+// writeError answers err in the one error shape. Server-side failures
+// are logged in full and answered with a message that names no file or
+// host.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := errorStatus(err)
-	writeJSON(w, status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: err.Error()}})
+	msg := err.Error()
+	var ae *apiError
+	if errors.As(err, &ae) && ae.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(ae.retryAfter.Seconds()))))
+	}
+	if status >= 500 && ae == nil {
+		s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", msg)
+		msg = s.publicMessage(code)
+	}
+	b, _ := json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}}) // strings only: cannot fail
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
 }
 
 // decode reads exactly one JSON value into v, strictly.
@@ -276,21 +371,22 @@ func readBody(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBytes decodes exactly one JSON value from body into v, strictly.
+// decodeBytes decodes exactly one JSON value from body into v, strictly:
+// the body must be UTF-8 with no lone surrogate escapes (encoding/json
+// would quietly turn either into U+FFFD, so that different invalid ids
+// became one), hold no unknown field, and give no time as the zero time
+// (which the engine reads as absent).
 func decodeBytes(body []byte, v any) error {
+	if i := invalidUTF8(body); i >= 0 {
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "the body is not valid UTF-8 (at byte %d)", i)
+	}
+	if i := loneSurrogate(body); i >= 0 {
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "the body escapes a lone UTF-16 surrogate at byte %d (not a character)", i)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var ute *json.UnmarshalTypeError
-		switch {
-		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return errf(http.StatusBadRequest, api.CodeUnknownField, "%v", err)
-		case errors.As(err, &ute):
-			return errf(http.StatusBadRequest, api.CodeInvalidArgument, "field %q: %v", ute.Field, err)
-		case errors.Is(err, io.EOF):
-			return errf(http.StatusBadRequest, api.CodeMalformedJSON, "empty request body")
-		}
-		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "%v", err)
+		return decodeError(err, v)
 	}
 	if dec.More() {
 		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "trailing data after the JSON value")
@@ -298,40 +394,176 @@ func decodeBytes(body []byte, v any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "trailing data after the JSON value")
 	}
+	if field := zeroTime(reflect.ValueOf(v), ""); field != "" {
+		return errf(http.StatusBadRequest, api.CodeInvalidArgument,
+			"field %q: 0001-01-01T00:00:00Z is the zero time, which means absent: omit the field instead", field)
+	}
 	return nil
 }
 
-// authorize checks the bearer token against collection coll ("" for a
-// request about no collection in particular) and write access.
-func (s *Server) authorize(r *http.Request, coll string, write bool) (*Token, error) {
-	h := r.Header.Get("Authorization")
-	secret, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || secret == "" {
-		return nil, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "missing bearer token")
-	}
-	for i := range s.tokens {
-		t := &s.tokens[i]
-		if subtle.ConstantTimeCompare([]byte(t.Token), []byte(secret)) == 1 {
-			if !s.buckets[i].take(t.Rate, time.Now()) {
-				return nil, errf(http.StatusTooManyRequests, api.CodeRateLimited, "token %q is over its %g requests/s", t.Name, t.Rate)
-			}
-			if coll == "" && (!write || t.Write) {
-				return t, nil
-			}
-			if coll != "" && t.allows(coll, write) {
-				return t, nil
-			}
-			return nil, errf(http.StatusForbidden, api.CodeForbidden, "token %q may not %s collection %q", t.Name, verb(write), coll)
+// decodeError words a decoding error in the request's terms: the field
+// and the JSON it wanted, never a Go type.
+func decodeError(err error, v any) error {
+	var ute *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	var te *time.ParseError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "empty request body")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "the JSON value ends early")
+	case errors.As(err, &se):
+		return errf(http.StatusBadRequest, api.CodeMalformedJSON, "%v (at byte %d)", err, se.Offset)
+	case strings.HasPrefix(err.Error(), "json: unknown field"):
+		return errf(http.StatusBadRequest, api.CodeUnknownField, "%s", strings.TrimPrefix(err.Error(), "json: "))
+	case errors.As(err, &ute):
+		if ute.Field == "" {
+			return errf(http.StatusBadRequest, api.CodeInvalidArgument, "the body must be %s, not a JSON %s", jsonKind(reflect.TypeOf(v)), ute.Value)
 		}
+		return errf(http.StatusBadRequest, api.CodeInvalidArgument, "field %q must be %s, not a JSON %s", ute.Field, jsonKind(ute.Type), ute.Value)
+	case errors.As(err, &te):
+		return errf(http.StatusBadRequest, api.CodeInvalidArgument, "a time must be RFC 3339, like 2025-03-01T00:00:00Z: %q", te.Value)
 	}
-	return nil, errf(http.StatusUnauthorized, api.CodeUnauthenticated, "unknown bearer token")
+	// An enumeration's UnmarshalText (kind, status, source, …) refused
+	// the value: its message names the value and the ones it takes.
+	return errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s", strings.TrimPrefix(err.Error(), "temporal: "))
 }
 
-func verb(write bool) string {
-	if write {
-		return "write"
+// jsonKind describes the JSON a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	return "read"
+	if t == nil {
+		return "a JSON value"
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "an RFC 3339 time string"
+	}
+	if reflect.PointerTo(t).Implements(reflect.TypeFor[interface{ UnmarshalText([]byte) error }]()) {
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// zeroTime returns the JSON path of the first *time.Time in v that is set
+// to the zero time, or "".
+func zeroTime(v reflect.Value, at string) string {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return ""
+		}
+		if t, ok := v.Interface().(*time.Time); ok {
+			if t.IsZero() {
+				return at
+			}
+			return ""
+		}
+		return zeroTime(v.Elem(), at)
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			p := name
+			if f.Anonymous && f.Tag.Get("json") == "" {
+				p = at
+			} else if at != "" {
+				p = at + "." + name
+			}
+			if z := zeroTime(v.Field(i), p); z != "" {
+				return z
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() != reflect.Struct && v.Type().Elem().Kind() != reflect.Pointer {
+			return ""
+		}
+		for i := range v.Len() {
+			if z := zeroTime(v.Index(i), fmt.Sprintf("%s[%d]", at, i)); z != "" {
+				return z
+			}
+		}
+	}
+	return ""
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not valid
+// UTF-8, or −1.
+func invalidUTF8(b []byte) int {
+	if utf8.Valid(b) {
+		return -1
+	}
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// loneSurrogate returns the offset of the first \u escape inside a JSON
+// string of b that is a UTF-16 surrogate without its pair, or −1. It
+// reads only strings and escapes; malformed JSON is the decoder's to
+// report.
+func loneSurrogate(b []byte) int {
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	in := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\':
+			r, ok := hex4(i)
+			switch {
+			case !ok:
+				i++ // an escaped character (or a malformed escape)
+			case r >= 0xD800 && r < 0xDC00:
+				if lo, ok := hex4(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+					return i
+				}
+				i += 11
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return i
+			default:
+				i += 5
+			}
+		}
+	}
+	return -1
 }
 
 // statusWriter remembers the status a handler wrote, for the log.
@@ -345,22 +577,43 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
-// handle wraps an endpoint: body limit, deadline, auth, logging, errors.
-func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWriter, r *http.Request, t *Token) error) {
+// trackedBody notes when its reader saw the end of the body.
+type trackedBody struct {
+	io.ReadCloser
+	eof bool
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.eof = true
+	}
+	return n, err
+}
+
+// handle wraps an endpoint: body limit, deadline, auth (from the headers,
+// before any of the body is read), logging, errors. An error answered
+// before the body was read closes the connection: the server would
+// otherwise wait for that body to drain it.
+func (s *Server) handle(pattern string, a access, fn func(w http.ResponseWriter, r *http.Request, t *Token) error) {
 	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		body := &trackedBody{ReadCloser: http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)}
+		r.Body = body
 		ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
 		defer cancel()
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-		t, err := s.authorize(r, r.PathValue("c"), write)
+		t, err := s.authorize(r, r.PathValue("c"), a)
 		if err == nil {
 			err = fn(sw, r, t)
 		}
 		if err != nil {
-			writeError(sw, err)
+			if r.ContentLength != 0 && !body.eof {
+				sw.Header().Set("Connection", "close")
+			}
+			s.writeError(sw, r, err)
 		}
 		status := sw.status
 		s.metrics.latency.WithLabelValues(pattern, strconv.Itoa(status)).Observe(time.Since(start).Seconds())
@@ -369,6 +622,6 @@ func (s *Server) handle(pattern string, write bool, fn func(w http.ResponseWrite
 			name = t.Name
 		}
 		s.cfg.Logger.Info("request", "method", r.Method, "route", pattern, "status", status, "token", name,
-			"ms", float64(time.Since(start).Microseconds())/1000)
+			"client", hostOf(r.RemoteAddr), "ms", float64(time.Since(start).Microseconds())/1000)
 	})
 }

@@ -37,7 +37,7 @@ func newTestServerS(t *testing.T) (*httptest.Server, *tidemark.DB, *Server) {
 	}
 	t.Cleanup(func() { db.Close() })
 	s, err := New(db, Config{Tokens: []Token{
-		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true},
+		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true, Metrics: true},
 		{Token: reader, Name: "reader", Collections: []string{"facts"}},
 		{Token: other, Name: "other", Collections: []string{"theirs"}, Write: true},
 	}, MaxBodyBytes: 64 << 10, Logger: quiet})
@@ -159,8 +159,8 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 		{"wrong dimension", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0]}]}`, 400, "dimension_mismatch"},
 		{"float32 overflow", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1e39,0,0]}]}`, 400, "invalid_argument"},
 		{"zero vector", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[0,0,0]}]}`, 400, "not_finite"},
-		{"bad time", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"valid_from":"yesterday"}]}`, 400, "malformed_json"},
-		{"unknown kind", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"kind":"rumour"}]}`, 400, "malformed_json"},
+		{"bad time", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"valid_from":"yesterday"}]}`, 400, "invalid_argument"},
+		{"unknown kind", "POST", "/v1/collections/facts/memories", `{"memories":[{"id":"x","vector":[1,0,0],"kind":"rumour"}]}`, 400, "invalid_argument"},
 		{"empty batch", "POST", "/v1/collections/facts/memories", `{"memories":[]}`, 400, "invalid_argument"},
 		{"oversized body", "POST", "/v1/collections/facts/memories", big, 413, "too_large"},
 		{"unknown collection", "POST", "/v1/collections/nope/search", `{"vector":[1,0,0]}`, 404, "not_found"},
@@ -196,10 +196,10 @@ func TestWriteSearchAndBadInput(t *testing.T) {
 	if r := call(t, ts, "GET", "/healthz", "", ""); r.status != 200 {
 		t.Fatalf("healthz %d", r.status)
 	}
-	m := call(t, ts, "GET", "/metrics", "", "")
+	m := call(t, ts, "GET", "/metrics", admin, "")
 	for _, want := range []string{`tidemark_http_request_duration_seconds_count{route="POST /v1/collections/{c}/search",status="200"}`,
-		`tidemark_search_plans_total{plan="exact"} 5`, `tidemark_collection_memories{collection="facts",state="stored"} 2`,
-		`tidemark_consolidation_runs_total 1`, `tidemark_drift_lambda{collection="facts",group="api"}`, `tidemark_backend_info{backend=`,
+		`tidemark_search_plans_total{plan="exact"} 5`, `tidemark_memories{state="stored"} 2`,
+		`tidemark_consolidation_runs_total 1`, `tidemark_drift_groups 1`, `tidemark_backend_info{backend=`,
 		`tidemark_write_duration_seconds_count{kind="put"} 2`, `tidemark_wal_fsync_duration_seconds_count`} {
 		if m.status != 200 || !strings.Contains(m.raw, want) {
 			t.Fatalf("metrics lack %s:\n%.2000s", want, m.raw)

@@ -70,6 +70,8 @@ type request struct {
 	// queued, when set, is called once the request's place in the log is
 	// fixed (handed to the writer) or it failed before that.
 	queued func()
+	// rotate asks for a new segment (Rotate); it has no payloads.
+	rotate bool
 }
 
 // RecoveryInfo describes what Open found and did.
@@ -138,7 +140,7 @@ func (w *WAL) recover() error {
 		return fmt.Errorf("store: open %s: %w", w.dir, err)
 	}
 	if len(segs) == 0 {
-		f, err := os.OpenFile(segmentPath(w.dir, 1), os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+		f, err := os.OpenFile(segmentPath(w.dir, 1), os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {
 			return fmt.Errorf("store: create segment: %w", err)
 		}
@@ -337,6 +339,19 @@ func (w *WAL) AppendBatch(ctx context.Context, payloads [][]byte) (first, last u
 	return r.first, r.last, r.err
 }
 
+// Rotate ends the active segment, when it holds any record, and starts a
+// new one: a Checkpoint that then covers every record so far removes
+// every file that held them (the active segment is never removed, so
+// without a rotation the records of a dropped collection would stay in it
+// until it filled). Errors are as for Append.
+func (w *WAL) Rotate(ctx context.Context) error {
+	r := &request{ctx: ctx, rotate: true}
+	if err := w.submit(r); err != nil {
+		return err
+	}
+	return r.err
+}
+
 // submit checks r, hands it to the writer and waits for the outcome, which
 // the writer stores in r.
 func (w *WAL) submit(r *request) error {
@@ -430,6 +445,15 @@ func (w *WAL) commit(group []*request) {
 				r.err = err // not taken: nothing written
 				continue
 			}
+			if r.rotate {
+				if w.segSize > 0 {
+					if err := w.rollover(); err != nil {
+						w.fail(err)
+						break
+					}
+				}
+				continue
+			}
 			r.first = w.next
 			for _, p := range r.payloads {
 				if err := w.writeRecord(p); err != nil {
@@ -503,7 +527,7 @@ func (w *WAL) rollover() error {
 	if err := w.f.Close(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(segmentPath(w.dir, w.next), os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(segmentPath(w.dir, w.next), os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		w.f = nil
 		return err

@@ -252,6 +252,12 @@ func (p Params) WithTemporalWeight(w float64) Params {
 	return p
 }
 
+// MaxWeight bounds each of the four weights: far above any meaningful
+// ratio between signals, far below where a weighted sum of scores in
+// [−1, 2] could overflow float64 (weights of 1e308 made every score
+// infinite).
+const MaxWeight = 1e6
+
 // Validate reports the first parameter that is not finite or out of range.
 func (p Params) Validate() error {
 	fields := []struct {
@@ -275,6 +281,9 @@ func (p Params) Validate() error {
 	}
 	if p.Weights.Sim < 0 || p.Weights.Time < 0 || p.Weights.Conf < 0 || p.Weights.Rel < 0 {
 		return fmt.Errorf("%w: Params.Weights has a negative weight %+v", ErrInvalid, p.Weights)
+	}
+	if w := p.Weights; max(w.Sim, w.Time, w.Conf, w.Rel) > MaxWeight {
+		return fmt.Errorf("%w: Params.Weights has a weight above %g %+v (weights are relative: scale them down)", ErrInvalid, float64(MaxWeight), p.Weights)
 	}
 	// A confidence below zero would void CombineGated's score bound for
 	// negative similarities (and means nothing in SmartVector §5).

@@ -11,6 +11,7 @@
 //	consolidate  run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit
 //	demo         the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
 //	serve        the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)
+//	token        mint a bearer token: print its secret once, store its hash in a tokens file
 //	create       create a collection on a running server: dimension, embedder, key policy
 //	put          upload memories (JSON Lines) to a running server
 //	search       search a collection on a running server
@@ -41,6 +42,7 @@ func commands() []command {
 		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
+		{"token", "mint a bearer token: print its secret once, store its hash in a tokens file", runToken},
 		{"create", "create a collection on a running server: dimension, embedder (hashing, openai, ollama), key policy", runCreate},
 		{"put", "upload memories (JSON Lines) to a running server (--addr, --token, --collection)", runPut},
 		{"search", "search a collection on a running server", runSearch},

@@ -3,8 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -12,9 +11,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -55,11 +54,20 @@ func applyConfig(fs *flag.FlagSet, path string) error {
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
-	data := fs.String("data", "./data", "data directory (created when missing)")
+	data := fs.String("data", "./data", "data directory (created when missing; 0700)")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
-	tokens := fs.String("tokens", os.Getenv("TIDEMARK_TOKENS"), "token file: a JSON array of {token, name, collections, write} (env TIDEMARK_TOKENS); without one, an admin token is generated and printed")
+	tokens := fs.String("tokens", os.Getenv("TIDEMARK_TOKENS"), "token file: a JSON array of {hash, name, collections, write, metrics} as \"tidemark token\" writes it (env TIDEMARK_TOKENS); without one, an admin token is generated and printed")
 	maxBody := fs.Int64("max-body", 32<<20, "request body limit in bytes")
+	maxResponse := fs.Int("max-response", 32<<20, "answer limit in bytes (a larger answer is refused with 413)")
 	timeout := fs.Duration("timeout", 30*time.Second, "per-request timeout")
+	headerTimeout := fs.Duration("header-timeout", server.DefaultHeaderTimeout, "time a client has to send a request's headers")
+	bodyTimeout := fs.Duration("body-timeout", server.DefaultBodyTimeout, "time a client has to send a request's body")
+	idleTimeout := fs.Duration("idle-timeout", server.DefaultIdleTimeout, "idle keep-alive connections are closed after this")
+	maxConns := fs.Int("max-conns", server.DefaultMaxConns, "open connections at most")
+	maxClientConns := fs.Int("max-client-conns", server.DefaultMaxClientConns, "open connections from one client address at most")
+	grace := fs.Duration("shutdown-grace", 10*time.Second, "on SIGTERM, time requests in flight get before their connections are closed")
+	tlsCert := fs.String("tls-cert", "", "PEM certificate: serve HTTPS only (with --tls-key)")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	consolidate := fs.Duration("consolidate-every", 0, "run consolidation in the background at this interval (0: never)")
 	embedURLs := fs.String("embedder-urls", "", "comma-separated base URL prefixes that collections created over HTTP may embed through (e.g. http://localhost:11434/); default none")
 	embedKeys := fs.String("embedder-key-envs", "", "comma-separated names of environment variables that remote embedders may read an API key from (e.g. OPENAI_API_KEY); default none")
@@ -75,21 +83,28 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	var toks []server.Token
 	if *tokens != "" {
-		b, err := os.ReadFile(*tokens)
+		var err error
+		if toks, err = readTokens(*tokens, log); err != nil {
+			return err
+		}
+	} else {
+		secret, hash, err := server.NewSecret()
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal(b, &toks); err != nil {
-			return fmt.Errorf("%s: %w", *tokens, err)
-		}
-	} else {
-		var b [24]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		toks = []server.Token{{Hash: hash, Name: "admin", Collections: []string{"*"}, Write: true, Metrics: true}}
+		fmt.Fprintf(stdout, "admin token (this run only): %s\n", secret)
+	}
+	var tlsConf *tls.Config
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return fmt.Errorf("--tls-cert and --tls-key go together")
+	}
+	if *tlsCert != "" {
+		cert, err := tls.LoadX509KeyPair(*tlsCert, *tlsKey)
+		if err != nil {
 			return err
 		}
-		secret := hex.EncodeToString(b[:])
-		toks = []server.Token{{Token: secret, Name: "admin", Collections: []string{"*"}, Write: true}}
-		fmt.Fprintf(stdout, "admin token (this run only): %s\n", secret)
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	// The server exists only after the DB is open; fsyncs before that are
 	// not observed.
@@ -99,13 +114,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 			s.ObserveSync(d)
 		}
 	}
-	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync})
+	onCkpt := func(err error) {
+		log.Error("background checkpoint failed: the log grows until one succeeds", "error", err.Error())
+	}
+	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync, OnCheckpointError: onCkpt})
 	if err != nil {
 		return err
 	}
 	log.Info("opened", "data", *data, "recovery", fmt.Sprintf("%+v", db.Recovery()))
-	srv, err := server.New(db, server.Config{Tokens: toks, MaxBodyBytes: *maxBody, RequestTimeout: *timeout, Logger: log,
-		EmbedderURLs: splitList(*embedURLs), EmbedderKeyEnvs: splitList(*embedKeys)})
+	srv, err := server.New(db, server.Config{Tokens: toks, MaxBodyBytes: *maxBody, MaxResponseBytes: *maxResponse, RequestTimeout: *timeout,
+		HeaderTimeout: *headerTimeout, BodyTimeout: *bodyTimeout, IdleTimeout: *idleTimeout, MaxConns: *maxConns, MaxClientConns: *maxClientConns,
+		TLS: tlsConf, Logger: log, EmbedderURLs: splitList(*embedURLs), EmbedderKeyEnvs: splitList(*embedKeys)})
 	if err != nil {
 		db.Close()
 		return err
@@ -116,25 +135,102 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		db.Close()
 		return err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	select {
-	case err = <-errc:
-	case <-ctx.Done():
-		log.Info("shutting down: finishing requests in flight")
-		sctx, cancel := context.WithTimeout(context.Background(), *timeout+5*time.Second)
-		err = hs.Shutdown(sctx)
-		cancel()
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
-	}
+	fmt.Fprintf(stdout, "listening on %s://%s\n", scheme, ln.Addr())
+	err = srv.Serve(ctx, ln, *grace)
 	// Close writes a final snapshot after the log's last record.
 	return errors.Join(err, db.Close())
+}
+
+// readTokens reads a tokens file, warning about what weakens it: a file
+// others may read, secrets kept in plain text.
+func readTokens(path string, log *slog.Logger) ([]server.Token, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Mode().Perm()&0o077 != 0 {
+		log.Warn("the tokens file may be read by other users: chmod 600 it", "file", path, "mode", st.Mode().Perm().String())
+	}
+	var toks []server.Token
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&toks); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, t := range toks {
+		if t.Token != "" {
+			log.Warn("a token's secret is stored in plain text: mint a hashed one with \"tidemark token\"", "file", path, "token", t.Name)
+		}
+	}
+	return toks, nil
+}
+
+// runToken mints a token: it prints the secret once and stores only its
+// hash, in the tokens file (created 0600, rewritten atomically).
+func runToken(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("token", stderr)
+	file := fs.String("file", os.Getenv("TIDEMARK_TOKENS"), "tokens file to add the token to (created when missing; env TIDEMARK_TOKENS)")
+	name := fs.String("name", "", "the token's name, for logs (required, unique in the file)")
+	colls := fs.String("collections", "*", "comma-separated collections the token may use (* for all)")
+	write := fs.Bool("write", false, "allow writes")
+	metrics := fs.Bool("metrics", false, "allow reading /metrics")
+	rate := fs.Float64("rate", 0, "requests per second (0: the server's default)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *file == "" || *name == "" {
+		fmt.Fprintln(stderr, "tidemark token: --file and --name are required")
+		return errUsage
+	}
+	var toks []server.Token
+	switch b, err := os.ReadFile(*file); {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		if err := json.Unmarshal(b, &toks); err != nil {
+			return fmt.Errorf("%s: %w", *file, err)
+		}
+	}
+	for _, t := range toks {
+		if t.Name == *name {
+			return fmt.Errorf("%s already has a token named %q", *file, *name)
+		}
+	}
+	secret, hash, err := server.NewSecret()
+	if err != nil {
+		return err
+	}
+	toks = append(toks, server.Token{Hash: hash, Name: *name, Collections: splitList(*colls), Write: *write, Metrics: *metrics, Rate: *rate})
+	b, err := json.MarshalIndent(toks, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(*file), ".tokens-*") // 0600
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), *file); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", secret)
+	fmt.Fprintf(stderr, "token %q added to %s (its hash only: the secret above is shown once)\n", *name, *file)
+	return nil
 }
 
 // splitList splits a comma-separated flag, dropping empty items.
