@@ -208,14 +208,9 @@ func scaleRun(ctx context.Context, c *ScaleConfig, d *VectorSet, queries []float
 	}
 	defer os.RemoveAll(dir)
 
-	// The load, from a clean peak. The last run's off-heap arrays (package
-	// offheap) are unmapped by cleanups that run after a collection finds
-	// them unreachable: wait for them, or their pages count in this peak.
-	runtime.GC()
-	for deadline := time.Now().Add(10 * time.Second); offheap.Mapped() > 0 && time.Now().Before(deadline); {
-		time.Sleep(20 * time.Millisecond)
-		runtime.GC()
-	}
+	// The load, from a clean peak: the last run's off-heap arrays would
+	// count in it.
+	waitUnmapped()
 	debug.FreeOSMemory()
 	rssReset = resetPeakRSS()
 	db, err := tidemark.Open(dir, nil)
@@ -271,6 +266,11 @@ func scaleRun(ctx context.Context, c *ScaleConfig, d *VectorSet, queries []float
 		return res, rssReset, err
 	}
 	say("closed in %.2f s", time.Since(t0).Seconds())
+	coll = nil
+	// The closed DB's off-heap memory goes back when a collection finds it
+	// unreachable: wait for that, as a fresh process would not carry it,
+	// so that Open is not timed unmapping the last one.
+	waitUnmapped()
 	if res.SnapshotBytes, res.SnapshotReadS, err = readSnapshot(dir); err != nil {
 		return res, rssReset, err
 	}
@@ -540,4 +540,15 @@ func (r *ScaleReport) WriteTable(w io.Writer) error {
 		fmt.Fprintln(tw, "\n(the peak RSS could not be reset between runs here: later runs' peaks include earlier ones')")
 	}
 	return tw.Flush()
+}
+
+// waitUnmapped collects garbage until the off-heap arrays of closed
+// databases are unmapped (package offheap frees them in cleanups that run
+// after a collection finds them unreachable), for at most 10 s.
+func waitUnmapped() {
+	runtime.GC()
+	for deadline := time.Now().Add(10 * time.Second); offheap.Mapped() > 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		runtime.GC()
+	}
 }
