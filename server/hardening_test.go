@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -498,5 +500,65 @@ func TestFailuresNameNoPath(t *testing.T) {
 	r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, `{"memories":[{"id":"a","vector":[1,0,0]}]}`)
 	if r.status != 503 || strings.Contains(r.raw, dir) || strings.Contains(r.raw, "/") {
 		t.Fatalf("%d %s", r.status, r.raw)
+	}
+}
+
+// A failing background checkpoint is logged (through
+// Options.OnCheckpointError), counted in /metrics and turns /readyz to
+// 503; once one succeeds, /readyz is ready again. The failure is real: a
+// directory where the snapshot is renamed to (which stops root too).
+func TestFailingCheckpointIsVisible(t *testing.T) {
+	dir := t.TempDir()
+	failed := make(chan error, 16)
+	db, err := tidemark.Open(dir, &tidemark.Options{NoSync: true, CheckpointRecords: 1,
+		OnCheckpointError: func(err error) { failed <- err }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(db, Config{Logger: quiet, Tokens: []Token{{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true, Metrics: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	blocker := filepath.Join(dir, "snapshot")
+	os.Remove(blocker)
+	if err := os.MkdirAll(filepath.Join(blocker, "in-the-way"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	call(t, ts, "POST", "/v1/collections/c", admin, `{"dim":3}`)
+	select {
+	case err := <-failed:
+		if err == nil {
+			t.Fatal("OnCheckpointError called with nil")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no checkpoint failure reported")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for db.CheckpointError() == nil && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := call(t, ts, "GET", "/readyz", "", ""); r.status != 503 || !strings.Contains(r.raw, "checkpoint") {
+		t.Fatalf("readyz while checkpoints fail: %d %s", r.status, r.raw)
+	}
+	m := call(t, ts, "GET", "/metrics", admin, "")
+	if !strings.Contains(m.raw, "tidemark_checkpoint_failing 1") || strings.Contains(m.raw, "tidemark_checkpoint_failures_total 0") {
+		t.Fatalf("metrics while checkpoints fail: %.3000s", m.raw)
+	}
+	os.RemoveAll(blocker)
+	if err := db.Checkpoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A background checkpoint clears the error: write enough to run one.
+	for i := range 8 {
+		call(t, ts, "POST", "/v1/collections/c/memories", admin, `{"memories":[{"id":"m`+strconv.Itoa(i)+`","vector":[1,0,0]}]}`)
+	}
+	for db.CheckpointError() != nil && time.Now().Before(deadline.Add(5*time.Second)) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := call(t, ts, "GET", "/readyz", "", ""); r.status != 200 {
+		t.Fatalf("readyz after checkpoints recover: %d %s", r.status, r.raw)
 	}
 }
