@@ -66,20 +66,38 @@ func QuantizeInt8(v []float32, dst []int8) float32 {
 
 // quantizeInt8Generic is QuantizeInt8's reference loop.
 func quantizeInt8Generic(v []float32, dst []int8) float32 {
-	var m float32
+	m := maxAbs(v, 0)
+	if !startCode(m, len(v), dst) {
+		return 0
+	}
+	codeRange(v, dst, 127/m)
+	return m / 127
+}
+
+// maxAbs returns the larger of m and every |x| of v.
+func maxAbs(v []float32, m float32) float32 {
 	for _, x := range v {
 		m = max(m, float32(math.Abs(float64(x))))
 	}
-	clear(dst[len(v):])
+	return m
+}
+
+// startCode clears dst past n entries, and all of it for a zero vector (m
+// = 0), reporting whether there is a code to write.
+func startCode(m float32, n int, dst []int8) bool {
+	clear(dst[n:])
 	if m == 0 {
-		clear(dst[:len(v)])
-		return 0
+		clear(dst[:n])
+		return false
 	}
-	inv := 127 / m
+	return true
+}
+
+// codeRange writes dst[i] = round-to-even(v[i]·inv).
+func codeRange(v []float32, dst []int8, inv float32) {
 	for i, x := range v {
 		dst[i] = int8(math.RoundToEven(float64(x * inv)))
 	}
-	return m / 127
 }
 
 // DotInt8Rows writes out[i] = DotInt8(q, row ids[i]) for the rows of

@@ -2,11 +2,7 @@
 
 package simd
 
-import (
-	"math"
-
-	"github.com/klauspost/cpuid/v2"
-)
+import "github.com/klauspost/cpuid/v2"
 
 // dotInt8AVX2 returns Σ a[i]·b[i] over n elements, n a multiple of 32
 // (int8_amd64.s).
@@ -75,19 +71,12 @@ func quantizeInt8Accel(v []float32, dst []int8) float32 {
 	if n == 0 {
 		return quantizeInt8Generic(v, dst)
 	}
-	m := maxAbsAVX2(&v[0], n)
-	for _, x := range v[n:] {
-		m = max(m, float32(math.Abs(float64(x))))
-	}
-	clear(dst[len(v):])
-	if m == 0 {
-		clear(dst[:len(v)])
+	m := maxAbs(v[n:], maxAbsAVX2(&v[0], n))
+	if !startCode(m, len(v), dst) {
 		return 0
 	}
 	inv := 127 / m
 	quantizeAVX2(&v[0], n, inv, &dst[0])
-	for i, x := range v[n:] {
-		dst[n+i] = int8(math.RoundToEven(float64(x * inv)))
-	}
+	codeRange(v[n:], dst[n:], inv)
 	return m / 127
 }
