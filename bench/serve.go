@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"runtime"
 	"slices"
 	"sync"
@@ -168,8 +167,9 @@ func RunServe(ctx context.Context, cfg ServeConfig) (ServeReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(ln)
+	// The service's own configuration: timeouts and connection caps.
+	hs := srv.HTTPServer()
+	go hs.Serve(srv.Listener(ln))
 	defer hs.Close()
 	cl := client.New(ln.Addr().String(), tok)
 	// Upserts take base vectors past N: fresh ones of a generated set or

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -76,6 +78,7 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	duration := fs.Duration("duration", 30*time.Second, "load duration per level")
 	requests := fs.Int("requests", 1000000, "at most this many requests per level")
 	writeShare := fs.Float64("write-share", 0.1, "fraction of requests that are upserts")
+	abuse := fs.Bool("abuse", false, "instead of the load test, replay the hardening probe's attacks (stalled bodies and headers, many connections, token guessing, huge answers, bad input, a shutdown under stalled connections) against a server on loopback and report how each was handled; --n and --dim size its collection (default 20000 × 384)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -86,6 +89,21 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if *abuse {
+		say := func(f string, a ...any) { fmt.Fprintf(stderr, f+"\n", a...) }
+		dims := 0
+		if flagGiven(fs, "dim") {
+			dims = *dim
+		}
+		ar, err := bench.Abuse(ctx, bench.AbuseConfig{N: *n, Dim: dims}, say)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return ar.WriteJSON(stdout)
+		}
+		return ar.WriteTable(stdout)
+	}
 	rep, err := bench.RunServe(ctx, bench.ServeConfig{Data: *data, N: *n, Dim: *dim, Clients: levels, Duration: *duration, Requests: *requests,
 		WriteShare: *writeShare, Progress: stderr})
 	if err != nil {
@@ -95,4 +113,11 @@ func runBenchServe(args []string, stdout, stderr io.Writer) error {
 		return rep.WriteJSON(stdout)
 	}
 	return rep.WriteTable(stdout)
+}
+
+// flagGiven reports whether the command line set flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
