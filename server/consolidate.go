@@ -69,27 +69,32 @@ func (s *Server) audit(w http.ResponseWriter, r *http.Request, t *Token) error {
 	if err != nil {
 		return err
 	}
-	out := api.AuditLog{}
-	if len(a) > limit {
-		// One sequence number is one record's edits: a page ends where
-		// one does (a record with more than limit edits is one page).
-		cut := limit
-		for cut > 0 && a[cut].Seq == a[cut-1].Seq {
-			cut--
-		}
-		if cut == 0 {
-			cut = limit
-			for cut < len(a) && a[cut].Seq == a[0].Seq {
-				cut++
-			}
-		}
-		if cut < len(a) {
-			out.Next = a[cut-1].Seq
-		}
-		a = a[:cut]
+	page, next := auditPage(a, limit)
+	return s.writeJSON(w, 200, api.AuditLog{Audit: wireAudit(page), Next: next})
+}
+
+// auditPage cuts the first page of at most limit entries off a, and
+// returns it with the since of the next page (0 when a fits). One
+// sequence number is one record's edits: a page ends where one does, and
+// a record with more than limit edits is a page of its own.
+func auditPage(a []tidemark.AuditEntry, limit int) ([]tidemark.AuditEntry, uint64) {
+	if len(a) <= limit {
+		return a, 0
 	}
-	out.Audit = wireAudit(a)
-	return s.writeJSON(w, 200, out)
+	cut := limit
+	for cut > 0 && a[cut].Seq == a[cut-1].Seq {
+		cut--
+	}
+	if cut == 0 {
+		cut = limit
+		for cut < len(a) && a[cut].Seq == a[0].Seq {
+			cut++
+		}
+	}
+	if cut == len(a) {
+		return a, 0
+	}
+	return a[:cut], a[cut-1].Seq
 }
 
 // maxAuditPage is the most audit entries one answer holds.

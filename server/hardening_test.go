@@ -4,11 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -560,5 +566,82 @@ func TestFailingCheckpointIsVisible(t *testing.T) {
 	}
 	if r := call(t, ts, "GET", "/readyz", "", ""); r.status != 200 {
 		t.Fatalf("readyz after checkpoints recover: %d %s", r.status, r.raw)
+	}
+}
+
+// Audit pages end where a record's edits end, and walking next visits
+// every entry once.
+func TestAuditPages(t *testing.T) {
+	var all []tidemark.AuditEntry
+	for seq, n := range []int{3, 1, 5, 2, 2} {
+		for range n {
+			all = append(all, tidemark.AuditEntry{Seq: uint64(seq + 1)})
+		}
+	}
+	for _, limit := range []int{1, 2, 3, 4, 6, 13, 20} {
+		var seen []tidemark.AuditEntry
+		since, pages := uint64(0), 0
+		for {
+			i := 0
+			for i < len(all) && all[i].Seq <= since {
+				i++
+			}
+			page, next := auditPage(all[i:], limit)
+			if len(page) > limit && page[0].Seq != page[len(page)-1].Seq {
+				t.Fatalf("limit %d: a page of %d entries spans records", limit, len(page))
+			}
+			if next != 0 && page[len(page)-1].Seq != next {
+				t.Fatalf("limit %d: next %d, the page ends at %d", limit, next, page[len(page)-1].Seq)
+			}
+			seen = append(seen, page...)
+			if pages++; next == 0 || pages > 20 {
+				break
+			}
+			since = next
+		}
+		if len(seen) != len(all) {
+			t.Fatalf("limit %d: %d entries over the pages, want %d", limit, len(seen), len(all))
+		}
+	}
+	ts, _ := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`)
+	for _, q := range []string{"limit=0", "limit=1001", "limit=x"} {
+		if r := call(t, ts, "GET", "/v1/collections/facts/audit?"+q, admin, ""); r.status != 400 {
+			t.Errorf("%s: %d", q, r.status)
+		}
+	}
+}
+
+// With Config.TLS the server answers HTTPS only.
+func TestTLS(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert := tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	addr, _, _ := liveServer(t, Config{TLS: &tls.Config{Certificates: []tls.Certificate{cert}}})
+	parsed, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(parsed)
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	res, err := c.Get("https://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.TLS == nil {
+		t.Fatalf("https: %d", res.StatusCode)
+	}
+	if res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + "/healthz"); err == nil {
+		res.Body.Close()
+		if res.StatusCode == 200 {
+			t.Fatal("plain HTTP answered 200")
+		}
 	}
 }
