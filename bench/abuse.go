@@ -289,7 +289,7 @@ func Abuse(ctx context.Context, cfg AbuseConfig, say func(string, ...any)) (*Abu
 	// the other address.
 	st, _, body, _ := do(other, "GET", "/metrics", "", "")
 	add("/metrics without a token", st == 401, "%d %.60s", st, strings.TrimSpace(body))
-	st, _, body, _ = do(other, "GET", "/v1/collections", "bearer "+secret, "")
+	st, _, _, _ = do(other, "GET", "/v1/collections", "bearer "+secret, "")
 	add("lower-case scheme \"bearer\"", st == 200, "%d", st)
 	q := make([]string, cfg.Dim)
 	for i := range q {
