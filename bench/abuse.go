@@ -198,8 +198,10 @@ func Abuse(ctx context.Context, cfg AbuseConfig, say func(string, ...any)) (*Abu
 			add("no token, Content-Length 10, no body", false, "no answer in 10 s: %v", err)
 		} else {
 			d := time.Since(start)
-			add("no token, Content-Length 10, no body", res.StatusCode == 401 && res.Close && d < time.Second,
-				"%d in %.1f ms, connection closed: %v", res.StatusCode, ms(d), res.Close)
+			io.Copy(io.Discard, res.Body)
+			gone, closed := closedAfter(c, 10*time.Second)
+			add("no token, Content-Length 10, no body", res.StatusCode == 401 && closed && d+gone < time.Second,
+				"%d in %.1f ms, connection closed %.1f ms later", res.StatusCode, ms(d), ms(gone))
 		}
 		c.Close()
 	}

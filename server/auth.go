@@ -206,6 +206,10 @@ type failLimiter struct {
 	rate, burst float64
 	mu          sync.Mutex
 	clients     map[string]*bucket
+	// overflow is the bucket every new client shares while the map is
+	// full of clients still failing (an attack from very many addresses).
+	overflow bucket
+	pruned   time.Time // the last scan for refilled clients (at most one a second)
 }
 
 // maxFailClients bounds the clients the limiter remembers; past it,
@@ -217,7 +221,8 @@ func (f *failLimiter) bucket(host string, now time.Time) *bucket {
 	defer f.mu.Unlock()
 	b := f.clients[host]
 	if b == nil {
-		if len(f.clients) >= maxFailClients {
+		if len(f.clients) >= maxFailClients && now.Sub(f.pruned) > time.Second {
+			f.pruned = now
 			full := time.Duration(f.burst / f.rate * float64(time.Second))
 			for h, o := range f.clients {
 				o.mu.Lock()
@@ -227,6 +232,9 @@ func (f *failLimiter) bucket(host string, now time.Time) *bucket {
 					delete(f.clients, h)
 				}
 			}
+		}
+		if len(f.clients) >= maxFailClients {
+			return &f.overflow
 		}
 		b = new(bucket)
 		f.clients[host] = b

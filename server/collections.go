@@ -61,7 +61,7 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, t *Tok
 	if err != nil {
 		return err
 	}
-	return s.writeJSON(w, http.StatusCreated, wireCollection(c))
+	return s.writeDone(w, http.StatusCreated, wireCollection(c))
 }
 
 // getCollection answers GET /v1/collections/{c}.
@@ -81,7 +81,7 @@ func (s *Server) dropCollection(w http.ResponseWriter, r *http.Request, t *Token
 	if err := s.db.DropCollection(r.Context(), r.PathValue("c")); err != nil {
 		return err
 	}
-	return s.writeJSON(w, 200, api.Dropped{Dropped: r.PathValue("c")})
+	return s.writeDone(w, 200, api.Dropped{Dropped: r.PathValue("c")})
 }
 
 // allowRemote checks a remote embedder configuration against the server's

@@ -22,7 +22,7 @@ func (s *Server) consolidate(w http.ResponseWriter, r *http.Request, t *Token) e
 		return err
 	}
 	s.metrics.runs.Inc()
-	return s.writeJSON(w, 200, wireReport(rep))
+	return s.writeDone(w, 200, wireReport(rep))
 }
 
 // lastConsolidation answers GET /v1/collections/{c}/consolidate.
@@ -39,7 +39,9 @@ func (s *Server) lastConsolidation(w http.ResponseWriter, r *http.Request, t *To
 		}
 	}
 	if err != nil {
-		out.Error = err.Error()
+		// The database-wide error can name other collections and files.
+		s.cfg.Logger.Error("background consolidation failed", "error", err.Error())
+		out.Error = "the last background consolidation failed; the server's log says why"
 	}
 	return s.writeJSON(w, 200, out)
 }

@@ -117,6 +117,11 @@ func TestStalledBodyWithoutTokenIsAnsweredAtOnce(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("answered after %v", d)
 	}
+	// And closed at once, not after the read timeout (net/http would
+	// otherwise wait to discard the body that never comes).
+	if !closedWithin(c, 2*time.Second) {
+		t.Fatal("the connection is still open 2 s after the 401")
+	}
 }
 
 // A client with a token that stalls its body, or its headers, or idles
@@ -146,7 +151,7 @@ func TestConnectionCaps(t *testing.T) {
 		c := dial(t, addr)
 		io.WriteString(c, "GET /healthz HTTP/1.1\r\n") // headers never end
 	}
-	time.Sleep(50 * time.Millisecond) // let the server accept them
+	time.Sleep(200 * time.Millisecond) // let the server accept them
 	extra := dial(t, addr)
 	io.WriteString(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
 	if b, _ := io.ReadAll(extra); len(b) != 0 {
@@ -355,6 +360,10 @@ func TestStrictInputAndOneErrorShape(t *testing.T) {
 	// A valid pair is a character.
 	if r := put(`{"id":"\ud83d\ude00","vector":[1,0,0]}`); r.status != 200 {
 		t.Fatalf("a surrogate pair: %d %s", r.status, r.raw)
+	}
+	// An escaped backslash before "ud800" is no escape of a surrogate.
+	if r := put(`{"id":"\\ud800","vector":[1,0,0]}`); r.status != 200 {
+		t.Fatalf("an escaped backslash: %d %s", r.status, r.raw)
 	}
 	if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, `[]`); r.status != 400 || strings.Contains(r.raw, "struct") {
 		t.Fatalf("an array body: %d %s", r.status, r.raw)
@@ -643,5 +652,32 @@ func TestTLS(t *testing.T) {
 		if res.StatusCode == 200 {
 			t.Fatal("plain HTTP answered 200")
 		}
+	}
+}
+
+// A client is its address, or its IPv6 /64; the failed-auth limiter
+// remembers a bounded number of clients and shares one bucket past it.
+func TestClientsAndTheLimiterBound(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:5000": "127.0.0.1", "[2001:db8:1:2:3:4:5:6]:80": "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:81": "2001:db8:1:2::/64", "[::ffff:10.0.0.1]:1": "10.0.0.1", "@": "@",
+	} {
+		if got := hostOf(addr); got != want {
+			t.Errorf("hostOf(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	f := failLimiter{rate: 1, burst: 10, clients: map[string]*bucket{}}
+	now := time.Now()
+	for i := range maxFailClients + 10 {
+		b := f.bucket("c"+strconv.Itoa(i), now)
+		b.take(f.rate, f.burst, now) // every one still failing
+	}
+	if len(f.clients) != maxFailClients || f.bucket("new", now) != &f.overflow {
+		t.Fatalf("%d clients remembered; a new one is not in the shared bucket", len(f.clients))
+	}
+	// Once their buckets refill, old clients are forgotten.
+	later := now.Add(time.Minute)
+	if b := f.bucket("newer", later); b == &f.overflow || len(f.clients) != 1 {
+		t.Fatalf("after a minute: %d clients, overflow %v", len(f.clients), b == &f.overflow)
 	}
 }

@@ -28,9 +28,10 @@ const (
 
 // HTTPServer returns the http.Server that serves s: its handler, and
 // timeouts that no request can outstay. A client has HeaderTimeout to send
-// its headers and BodyTimeout to send the rest of the request; the answer
-// must be written within RequestTimeout plus BodyTimeout of the headers
-// (the handler's own deadline is RequestTimeout); an idle keep-alive
+// its headers and BodyTimeout more to send the rest of the request; the
+// answer must be written within HeaderTimeout + BodyTimeout +
+// RequestTimeout of the headers' end (the handler's own deadline is
+// RequestTimeout); an idle keep-alive
 // connection is closed after IdleTimeout. Serve it on a listener from
 // Listener, which caps the connections.
 func (s *Server) HTTPServer() *http.Server {
@@ -146,11 +147,22 @@ func (c *capConn) Close() error {
 	return err
 }
 
-// hostOf is the host of a "host:port" address (the address itself when it
-// has no port: a Unix socket's peers share one).
+// hostOf is the client a "host:port" address stands for: its host, or for
+// IPv6 its /64 (one subscriber's usual allocation, so that rotating
+// addresses within it buys no more connections or guesses); the address
+// itself when it has no port (a Unix socket's peers share one). Clients
+// behind one NAT or reverse proxy share its address, and so its caps.
 func hostOf(addr string) string {
-	if host, _, err := net.SplitHostPort(addr); err == nil {
-		return host
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
 	}
-	return addr
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return host
+	case ip.To4() != nil:
+		return ip.To4().String()
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

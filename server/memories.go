@@ -37,7 +37,7 @@ func (s *Server) putMemories(w http.ResponseWriter, r *http.Request, t *Token) e
 		return err
 	}
 	s.metrics.write("put", start)
-	return s.writeJSON(w, 200, api.PutResponse{Results: wirePutResults(res)})
+	return s.writeDone(w, 200, api.PutResponse{Results: wirePutResults(res)})
 }
 
 // getMemory answers GET /v1/collections/{c}/memories/{id}.
@@ -95,7 +95,7 @@ func (s *Server) feedback(w http.ResponseWriter, r *http.Request, t *Token) erro
 	if err := c.FeedbackFrom(r.Context(), req.ID, req.Positive, t.Name); err != nil {
 		return err
 	}
-	return s.writeJSON(w, 200, api.FeedbackResponse{Counted: true})
+	return s.writeDone(w, 200, api.FeedbackResponse{Counted: true})
 }
 
 // tp is a time on the wire: nil for the zero time.

@@ -109,6 +109,9 @@ func New(db *tidemark.DB, cfg Config) (*Server, error) {
 		if len(t.Collections) == 0 && !t.Metrics {
 			return nil, fmt.Errorf("server: token %d (%q) names no collections (\"*\" for all)", i, t.Name)
 		}
+		if slices.Contains(s.digests, d) {
+			return nil, fmt.Errorf("server: token %d (%q) has the secret of an earlier token", i, t.Name)
+		}
 		s.digests = append(s.digests, d)
 		t.Token = "" // the secret is not kept
 	}
@@ -185,9 +188,19 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // was not read.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
 	if r.ContentLength != 0 {
-		w.Header().Set("Connection", "close")
+		dropBody(w)
 	}
 	s.writeError(w, r, err)
+}
+
+// dropBody makes an answer close its connection without reading the
+// request body: "Connection: close", and a read deadline of now, since
+// net/http would otherwise read (to discard) up to 256 KiB of an unread
+// body before closing, which a client that never sends it makes last
+// until the connection's read timeout.
+func dropBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
 
 // recorder keeps the status and headers of the mux's built-in answers.
@@ -265,11 +278,22 @@ func (s *Server) publicMessage(code string) string {
 // is over MaxResponseBytes returns an error for the caller to answer
 // instead, never a 200 with a broken or endless body.
 func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) error {
+	return s.answer(w, status, v, s.cfg.MaxResponseBytes)
+}
+
+// writeDone is writeJSON for the answer to a write that is already
+// stored: without the size cap, so that a client is never told to retry
+// what happened (the answer is bounded by the request anyway).
+func (s *Server) writeDone(w http.ResponseWriter, status int, v any) error {
+	return s.answer(w, status, v, math.MaxInt)
+}
+
+func (s *Server) answer(w http.ResponseWriter, status int, v any, limit int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return errf(http.StatusInternalServerError, api.CodeInternal, "the answer could not be encoded: %v", err)
 	}
-	if len(b) > s.cfg.MaxResponseBytes {
+	if len(b) > limit {
 		return errf(http.StatusRequestEntityTooLarge, api.CodeTooLarge,
 			"the answer is %d bytes, over this server's limit of %d: ask for fewer hits (k), without explain, or page through", len(b), s.cfg.MaxResponseBytes)
 	}
@@ -577,6 +601,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 // trackedBody notes when its reader saw the end of the body.
 type trackedBody struct {
 	io.ReadCloser
@@ -611,7 +638,7 @@ func (s *Server) handle(pattern string, a access, fn func(w http.ResponseWriter,
 		}
 		if err != nil {
 			if r.ContentLength != 0 && !body.eof {
-				sw.Header().Set("Connection", "close")
+				dropBody(sw)
 			}
 			s.writeError(sw, r, err)
 		}

@@ -52,7 +52,8 @@ func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
 }
 
 // maxAbsAVX2 returns max |v[i]| over n elements, n a positive multiple
-// of 32 (int8_amd64.s).
+// of 32 (int8_amd64.s). v must be finite, as QuantizeInt8 requires: VMAXPS
+// does not carry a NaN through as the generic max does.
 //
 //go:noescape
 func maxAbsAVX2(v *float32, n int) float32

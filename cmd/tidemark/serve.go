@@ -204,6 +204,9 @@ func runToken(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("%s already has a token named %q", *file, *name)
 		}
 	}
+	if splitList(*colls) == nil && !*metrics {
+		return fmt.Errorf("a token needs --collections or --metrics")
+	}
 	secret, hash, err := server.NewSecret()
 	if err != nil {
 		return err

@@ -123,7 +123,11 @@ func (a *Array[T]) Populate(n int) {
 		return
 	}
 	var zero T
-	a.maps.list[len(a.maps.list)-1].populate(min(n, len(a.s)) * int(unsafe.Sizeof(zero)))
+	r := &a.maps.list[len(a.maps.list)-1]
+	if len(a.s) == 0 || unsafe.Pointer(unsafe.SliceData(a.s)) != r.base {
+		return // the elements moved to the heap fallback
+	}
+	r.populate(min(n, len(a.s)) * int(unsafe.Sizeof(zero)))
 }
 
 // Grow commits at least n elements and returns all the committed ones
