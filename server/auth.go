@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -68,16 +69,7 @@ func (t *Token) allows(coll string, a access) bool {
 	if len(t.Collections) == 0 {
 		return false // a metrics-only token
 	}
-	return coll == "" || contains(t.Collections, "*") || contains(t.Collections, coll)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return coll == "" || slices.Contains(t.Collections, "*") || slices.Contains(t.Collections, coll)
 }
 
 // MinTokenBits is the least entropy a secret may have, estimated as its
@@ -242,6 +234,22 @@ func (f *failLimiter) bucket(host string, now time.Time) *bucket {
 	return b
 }
 
+// blocked reports whether client host has no failure left, and how long
+// until it has one, spending nothing. A client that never failed has no
+// bucket (none is made for it), unless the limiter is full.
+func (f *failLimiter) blocked(host string, now time.Time) (bool, time.Duration) {
+	f.mu.Lock()
+	b := f.clients[host]
+	if b == nil && len(f.clients) >= maxFailClients {
+		b = &f.overflow
+	}
+	f.mu.Unlock()
+	if b == nil {
+		return false, 0
+	}
+	return b.empty(f.rate, f.burst, now)
+}
+
 // authorize checks the request's bearer token against collection coll (""
 // for a request about no collection in particular) and the access the
 // route needs. It returns the token it identified even with an error (a
@@ -249,14 +257,14 @@ func (f *failLimiter) bucket(host string, now time.Time) *bucket {
 // 9110 §11.1).
 func (s *Server) authorize(r *http.Request, coll string, a access) (*Token, error) {
 	now := time.Now()
-	fails := s.fails.bucket(hostOf(r.RemoteAddr), now)
-	if blocked, wait := fails.empty(s.fails.rate, s.fails.burst, now); blocked {
+	client := hostOf(r.RemoteAddr)
+	if blocked, wait := s.fails.blocked(client, now); blocked {
 		s.metrics.authFailures.WithLabelValues("throttled").Inc()
 		return nil, &apiError{status: http.StatusTooManyRequests, code: api.CodeRateLimited, retryAfter: wait,
 			msg: "too many failed authentications from this address: wait and retry"}
 	}
 	fail := func(why, msg string) error {
-		fails.take(s.fails.rate, s.fails.burst, now)
+		s.fails.bucket(client, now).take(s.fails.rate, s.fails.burst, now)
 		s.metrics.authFailures.WithLabelValues(why).Inc()
 		return errf(http.StatusUnauthorized, api.CodeUnauthenticated, "%s", msg)
 	}

@@ -23,6 +23,7 @@ func (s *Server) routes() {
 	s.patterns = append(s.patterns, "GET /v1/openapi.json", "GET /healthz", "GET /readyz")
 	s.mux.HandleFunc("GET /healthz", s.healthz)
 	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.HandleFunc("/", s.noRoute) // everything else: 404 or 405 in the error shape
 	for _, rt := range []route{
 		{"GET /metrics", metricsAccess, s.serveMetrics},
 		{"GET /v1/collections", readAccess, s.listCollections},

@@ -167,21 +167,27 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, errf(http.StatusNotFound, api.CodeNotFound, "no such resource: the path %q is not in canonical form (an empty, \".\" or \"..\" segment)", p))
 		return
 	}
-	h, pattern := s.mux.Handler(r)
-	if pattern != "" {
-		s.mux.ServeHTTP(w, r) // which sets the path's values
+	s.mux.ServeHTTP(w, r)
+}
+
+// noRoute answers what no route takes (the mux's catch-all "/", so that a
+// routed request is matched once): 405 with Allow when the path takes
+// other methods, else 404.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{"DELETE", "GET", "HEAD", "POST", "PUT"} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := s.mux.Handler(probe); p != "" && p != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if allow != nil {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.refuse(w, r, errf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 		return
 	}
-	// The mux's own answer: 404, or 405 with the methods the path takes.
-	rec := &recorder{header: http.Header{}, status: http.StatusOK}
-	h.ServeHTTP(rec, r)
-	if rec.status == http.StatusMethodNotAllowed {
-		allow := rec.header.Get("Allow")
-		w.Header().Set("Allow", allow)
-		s.refuse(w, r, errf(http.StatusMethodNotAllowed, api.CodeMethodNotAllowed, "%s is not allowed on %s (allowed: %s)", r.Method, p, allow))
-		return
-	}
-	s.refuse(w, r, errf(http.StatusNotFound, api.CodeNotFound, "no route %s %s", r.Method, p))
+	s.refuse(w, r, errf(http.StatusNotFound, api.CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
 }
 
 // refuse answers a request no route took, closing a connection whose body
@@ -202,16 +208,6 @@ func dropBody(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 }
-
-// recorder keeps the status and headers of the mux's built-in answers.
-type recorder struct {
-	header http.Header
-	status int
-}
-
-func (r *recorder) Header() http.Header         { return r.header }
-func (r *recorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *recorder) WriteHeader(code int)        { r.status = code }
 
 // apiError is an error with its HTTP status and machine-readable code.
 type apiError struct {
