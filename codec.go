@@ -135,9 +135,12 @@ type record struct {
 
 // recordVersion is the log record format: 2 adds the derived fact key of
 // a memory (Memory.KeyRule, KeyFrom) and a collection's key policy and
-// remote embedder. Version 1 records are still read: their collections
-// key explicitly and their "hashing" embedder is "hashing-words".
-const recordVersion = 2
+// remote embedder; 3 adds splits (Memory.SplitInto, SplitFrom,
+// SplitRule; the sibling memories a consolidation run creates; a
+// collection's split policy). Version 1 and 2 records are still read:
+// version 1 collections key explicitly and their "hashing" embedder is
+// "hashing-words".
+const recordVersion = 3
 
 func (r *record) encode() []byte { return r.encodeTo(nil) }
 
@@ -183,6 +186,10 @@ func (r *record) encodeTo(buf []byte) []byte {
 		}
 	case recConsolidate:
 		encodeEdits(&w, r.edits, r.seeds)
+		w.Uvarint(uint64(len(r.mems)))
+		for i := range r.mems {
+			r.mems[i].encode(&w)
+		}
 	}
 	return w.B
 }
@@ -219,6 +226,12 @@ func decodeRecord(b []byte) (*record, error) {
 		r.negative = rd.Int(0, MaxCounter)
 	case recConsolidate:
 		r.edits, r.seeds = decodeEdits(rd)
+		if v >= 3 {
+			n := rd.Count(1<<30, 8)
+			for range n {
+				r.mems = append(r.mems, decodeMemory(rd, v))
+			}
+		}
 	case recAccess:
 		n := rd.Count(1<<30, 2)
 		for range n {
@@ -245,6 +258,7 @@ func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
 		w.Uvarint(uint64(x))
 	}
 	w.Bool(o.StaticDecay)
+	w.Byte(byte(o.Split))
 	w.Byte(byte(o.Keys))
 	w.String(o.Remote.BaseURL)
 	w.String(o.Remote.Model)
@@ -263,6 +277,9 @@ func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 		*p = r.Count(1<<30, 0)
 	}
 	o.StaticDecay = r.Bool()
+	if v >= 3 {
+		o.Split = SplitPolicy(r.Byte())
+	}
 	if v >= 2 {
 		o.Keys = KeyPolicy(r.Byte())
 		o.Remote.BaseURL = r.String(2048)
@@ -284,15 +301,21 @@ func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 
 // memory
 
-// encode writes the caller's fields and the key the engine derived at
-// Put (version 2 of the log and snapshot formats; version 1 had no
-// derived key).
+// encode writes the caller's fields, the key the engine derived at Put
+// and the split (record format 3; format 1 had no derived key, 2 no
+// split).
 func (m *Memory) encode(w *wire.Writer) {
 	m.encodeCaller(w)
 	w.String(m.KeyRule)
 	w.String(m.KeyFrom)
 	w.String(m.keyFromObject)
 	w.Bool(m.embedded)
+	w.Uvarint(uint64(len(m.SplitInto)))
+	for _, id := range m.SplitInto {
+		w.String(id)
+	}
+	w.String(m.SplitFrom)
+	w.String(m.SplitRule)
 }
 
 // encodeCaller writes the caller's fields (not the engine's): the whole
@@ -361,6 +384,16 @@ func decodeMemory(r *wire.Reader, v byte) Memory {
 		m.keyFromObject = r.String(MaxKeyBytes)
 		m.embedded = r.Bool()
 	}
+	if v >= 3 {
+		if n := r.Count(maxSplit, 1); n > 0 {
+			m.SplitInto = make([]string, n)
+			for i := range m.SplitInto {
+				m.SplitInto[i] = r.String(MaxIDBytes)
+			}
+		}
+		m.SplitFrom = r.String(MaxIDBytes)
+		m.SplitRule = r.String(64)
+	}
 	return m
 }
 
@@ -423,8 +456,21 @@ func decodeReplaced(r *wire.Reader) []string {
 // derived from the rows; 4 stores the HNSW indexes without their vectors
 // (index.HNSW.SaveGraph), which the rows hold: each vector once; 5 stores
 // the drift detectors' state (snapDrift) instead of replaying every row
-// through them on load. Versions 1 to 4 are still read.
-const snapshotVersion = 5
+// through them on load; 6 stores memories and options as record version
+// 3 does (splits). Versions 1 to 5 are still read.
+const snapshotVersion = 6
+
+// recordFormat is the record format of the memories and options in a
+// snapshot of format v.
+func recordFormat(v byte) byte {
+	switch {
+	case v < 2:
+		return 1
+	case v < 6:
+		return 2
+	}
+	return 3
+}
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
@@ -565,7 +611,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 	fr := wire.NewReader(buf)
 	name := fr.String(MaxIDBytes)
 	inc := fr.Uvarint()
-	opts := decodeCollOpts(fr, v)
+	opts := decodeCollOpts(fr, recordFormat(v))
 	lastTx := fr.Float64()
 	nrows := fr.Count(1<<40, 0)
 	if fr.Err() != nil {
@@ -707,7 +753,7 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 // same; format 5 reads their state from snapDrift, decodeDrift).
 func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	var rw row
-	m := decodeMemory(fr, v)
+	m := decodeMemory(fr, recordFormat(v))
 	rw.mem = storeFields(&m)
 	vec := fr.Float32s(MaxDim, l.rowVec)
 	if cap(vec) > cap(l.rowVec) {

@@ -119,6 +119,9 @@ type rowLists struct {
 	// contradicting, contradictedBy the memories whose topic conflict
 	// with this one cost it confidence (RuleContradicted).
 	review, contradicts, contradictedBy []int
+	// splitInto, on a memory split into siblings, is the rows they landed
+	// in (derived from the memory's SplitInto ids).
+	splitInto []int
 }
 
 // noLists is the lists of every row without any; nothing writes it.
@@ -253,6 +256,10 @@ type PutResult struct {
 	// stored and this write went straight to the archive.
 	Superseded   []string `json:"superseded,omitempty"`
 	SupersededBy string   `json:"superseded_by,omitempty"`
+	// Split lists the siblings a memory that states several facts was
+	// split into (CollectionOptions.Split); Superseded then includes what
+	// they superseded.
+	Split []string `json:"split,omitempty"`
 }
 
 // Put writes a batch of memories: it validates all of them (nothing is
@@ -277,8 +284,6 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	}
 	batch := make([]Memory, len(ms))
 	seen := make(map[string]bool, len(ms))
-	var texts []string // to embed, in batch order
-	var textOf []int
 	for i := range ms {
 		m := ms[i]
 		if err := m.validate(db.opts.MaxTextBytes); err != nil {
@@ -292,7 +297,6 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 			if c.emb == nil || m.Text == "" {
 				return nil, fmt.Errorf("%w: memory %d (%q) has no vector and the collection cannot embed it (embedder %q)", ErrInvalid, i, m.ID, c.opts.Embedder)
 			}
-			texts, textOf = append(texts, m.Text), append(textOf, i)
 		} else {
 			m.Vector = slices.Clone(m.Vector)
 			if err := checkVector(m.Vector, c.opts.Dim, fmt.Sprintf("memory %d (%q)", i, m.ID)); err != nil {
@@ -307,6 +311,16 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	// costs an embedding.
 	if err := c.precheck(batch); err != nil {
 		return nil, err
+	}
+	// Memories that state several facts are followed by their siblings
+	// (split.go), whose texts are embedded with the rest.
+	batch = c.splitBatch(batch)
+	var texts []string // to embed, in batch order
+	var textOf []int
+	for i := range batch {
+		if batch[i].Vector == nil {
+			texts, textOf = append(texts, batch[i].Text), append(textOf, i)
+		}
 	}
 	// One call for the batch's texts: a remote embedder batches and
 	// parallelises them, and a failure refuses the whole Put.
@@ -330,7 +344,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := res.puts
+	out := foldSplits(batch, res.puts)
 	for i := range out {
 		if out[i].Outcome == Rejected {
 			return out, fmt.Errorf("%w: memory %d: id %q was written with other content by a concurrent Put", ErrExists, i, out[i].ID)
@@ -344,6 +358,7 @@ func (m *Memory) clearEngineFields() {
 	m.SupersededBy, m.Supersedes, m.Aliases = "", nil, nil
 	m.Contradicts, m.Review, m.Penalty, m.ContradictedBy = nil, nil, 0, nil
 	m.KeyRule, m.KeyFrom, m.keyFromObject = "", "", ""
+	m.SplitInto, m.SplitFrom, m.SplitRule = nil, "", ""
 }
 
 // checkVector checks a vector's length and values.

@@ -60,10 +60,17 @@ const (
 	// the contradiction counts in ranking (Memory.Penalty,
 	// Memory.ContradictedBy).
 	RuleContradicted
+	// RuleSplit: a memory that states several separately keyable facts
+	// was split into siblings, one per statement (All-Mem's Split, App.
+	// B.2.1; CollectionOptions.Split): one entry per sibling, ID the
+	// original and Other the sibling, reason SPLIT_RULES (extract.Split)
+	// or SPLIT_PLANNER (a checked plan of ConsolidateOptions.Planner).
+	// Splits made at Put are audited under the Put's record.
+	RuleSplit
 	numRules
 )
 
-var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted"}
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted", "split"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -118,6 +125,8 @@ type ConsolidationReport struct {
 	// Contradicted counts the memories penalised for losing a topic
 	// conflict's vote.
 	Contradicted int
+	// Split counts the memories split into siblings (RuleSplit).
+	Split int
 	// Orphans lists superseded memories that no current memory reaches
 	// through version links (All-Mem's no-orphan invariant); empty unless
 	// something is broken.

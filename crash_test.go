@@ -61,9 +61,29 @@ func TestCrashChild(t *testing.T) {
 			os.Exit(3)
 		}
 	}
+	// A text collection beside it: memories that state two facts are split
+	// into siblings at Put, and later ones supersede a sibling of earlier
+	// ones (the Split path of every record).
+	tc, err := db.Collection("t")
+	if err != nil {
+		if tc, err = db.CreateCollection(ctx, "t", &CollectionOptions{Dim: 16, Embedder: "hashing"}); err != nil {
+			fmt.Println("create t:", err)
+			os.Exit(3)
+		}
+	}
 	rng := rand.New(rand.NewPCG(uint64(cycle), 99))
 	out := bufio.NewWriter(os.Stdout)
 	for n := 0; ; n++ {
+		if n%3 == 1 {
+			u := rng.IntN(6)
+			m := Memory{ID: fmt.Sprintf("t%d-%d", cycle, n),
+				Text: fmt.Sprintf("The unit %d rate limit is %d requests per minute and the unit %d cache timeout is %d seconds.", u, 10*rng.IntN(20), u, rng.IntN(90))}
+			if _, err := tc.Put(ctx, []Memory{m}); err != nil {
+				fmt.Println("put t:", err)
+				os.Exit(3)
+			}
+			fmt.Fprintln(out, "ackt", m.ID)
+		}
 		batch := make([]Memory, 1+rng.IntN(12))
 		for i := range batch {
 			v := make([]float32, 8)
@@ -148,7 +168,7 @@ func TestCrashRecovery(t *testing.T) {
 		cycles = n
 	}
 	dir := t.TempDir()
-	acked := map[string]bool{}
+	acked, ackedText := map[string]bool{}, map[string]bool{}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for cycle := range cycles {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
@@ -195,6 +215,10 @@ func TestCrashRecovery(t *testing.T) {
 		}
 		_ = cmd.Wait()
 		for _, l := range got {
+			if id, ok := strings.CutPrefix(l, "ackt "); ok {
+				ackedText[id] = true
+				continue
+			}
 			id, ok := strings.CutPrefix(l, "ack ")
 			if !ok {
 				t.Fatalf("cycle %d: child said %q", cycle, l)
@@ -212,6 +236,26 @@ func TestCrashRecovery(t *testing.T) {
 		for id := range acked {
 			if _, err := c.Get(context.Background(), id); err != nil {
 				t.Fatalf("cycle %d: acknowledged %s lost: %v", cycle, id, err)
+			}
+		}
+		if len(ackedText) > 0 {
+			tc, err := db.Collection("t")
+			if err != nil {
+				t.Fatalf("cycle %d: %v", cycle, err)
+			}
+			for id := range ackedText {
+				m, err := tc.Get(context.Background(), id)
+				if err != nil {
+					t.Fatalf("cycle %d: acknowledged %s lost: %v", cycle, id, err)
+				}
+				if len(m.SplitInto) != 2 || m.Visible {
+					t.Fatalf("cycle %d: %s: split into %v, visible %v; want two siblings and the original archived", cycle, id, m.SplitInto, m.Visible)
+				}
+				for _, s := range m.SplitInto {
+					if _, err := tc.Get(context.Background(), s); err != nil {
+						t.Fatalf("cycle %d: sibling %s of acknowledged %s lost: %v", cycle, s, id, err)
+					}
+				}
 			}
 		}
 		checkConsistent(t, db)
@@ -243,6 +287,17 @@ func TestCrashRecovery(t *testing.T) {
 	if len(audit) == 0 || docs == 0 {
 		t.Fatalf("%d audit entries and %d documents after %d cycles: the consolidation and document paths never ran", len(audit), docs, cycles)
 	}
+	tc, _ := db.Collection("t")
+	superseded := 0
+	for id := range ackedText {
+		if m, err := tc.Get(context.Background(), id+"#1"); err == nil && m.SupersededBy != "" {
+			superseded++
+		}
+	}
+	if len(ackedText) == 0 || superseded == 0 {
+		t.Fatalf("%d split memories acknowledged, %d of their siblings superseded: the Split path never ran", len(ackedText), superseded)
+	}
 	t.Logf("%d consolidation edits and %d documents survived the kills", len(audit), docs)
+	t.Logf("%d split memories survived the kills, %d of their first siblings superseded by later ones", len(ackedText), superseded)
 	t.Logf("%d cycles, %d acknowledged memories, all present", cycles, len(acked))
 }

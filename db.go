@@ -434,7 +434,7 @@ func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
 		c.dropped = true
 		c.mu.Unlock()
 	case recPut:
-		res.puts, err = c.applyPut(rec.mems, tx)
+		res.puts, err = c.applyPut(rec.mems, tx, seq)
 	case recPutDoc:
 		res.doc, err = c.applyPutDoc(rec.mems, rec.replaced, rec.later, rec.shift, tx)
 	case recFeedback:
@@ -617,9 +617,9 @@ func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
 }
 
 // History returns every version linked to the memory with id through
-// version links (key and document supersession), oldest first — what
-// was believed, when, and which version replaced which. Vectors are left
-// out.
+// version links (key and document supersession, merges, splits: a split
+// memory with all its siblings), oldest first — what was believed, when,
+// and which version replaced which. Vectors are left out.
 func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -638,7 +638,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	for len(stack) > 0 {
 		r := c.rows.at(stack[len(stack)-1])
 		stack = stack[:len(stack)-1]
-		next := slices.Clone(r.supersedes)
+		next := slices.Concat(r.supersedes, r.splitInto)
 		if r.supersededBy >= 0 {
 			next = append(next, r.supersededBy)
 		}

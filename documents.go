@@ -350,7 +350,7 @@ func (c *Collection) applyPutDoc(ms []Memory, replaced, later []string, shift in
 
 // putDoc is the ledger's apply of a logged document version.
 func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx float64) (res docApplied, touched map[int]bool) {
-	out, touched := l.put(ms, tx)
+	out, touched := l.put(ms, tx, 0) // document chunks never split
 	for _, o := range out {
 		if o.Outcome == Rejected || o.Outcome == Unchanged {
 			res.rejected = o.ID

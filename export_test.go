@@ -17,7 +17,7 @@ func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]
 	if c.links, err = c.buildLinks(); err != nil {
 		return nil, nil, err
 	}
-	c.put(ms, tx)
+	c.put(ms, tx, 0)
 	c.syncLinks()
 	beliefs, superseded := map[string][]eval.Belief{}, map[string]bool{}
 	for j := range c.rows.len() {

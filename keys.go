@@ -137,8 +137,8 @@ func (c *Collection) candidates(batch []Memory) candidateSet {
 func deriveKeys(batch []Memory, cands candidateSet) {
 	for i := range batch {
 		m := &batch[i]
-		if !keyable(m) {
-			continue
+		if !keyable(m) || len(m.SplitInto) > 0 {
+			continue // a memory split into siblings is keyed through them
 		}
 		caller := *m
 		if m.Subject == "" {

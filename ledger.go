@@ -220,7 +220,8 @@ func (l *ledger) applyLink(g *links.Graph, op linkOp) error {
 
 // buildLinks derives the link graph from the rows: a node per row (its
 // creation time, on the surface or not), a version link from each row to
-// every row it superseded or absorbed, the dependencies and the
+// every row it superseded, absorbed or was split from, sibling links
+// among the siblings of a split, the dependencies and the
 // contradictions. The engine's link types are uncapped, so the graph does
 // not depend on the order the links were added in (links.Graph).
 func (l *ledger) buildLinks() (*links.Graph, error) {
@@ -239,6 +240,15 @@ func (l *ledger) buildLinks() (*links.Graph, error) {
 		for _, o := range r.supersedes {
 			if err := g.AddEdge(links.Version, uint64(j), uint64(o), 0); err != nil {
 				return nil, err
+			}
+		}
+		for _, a := range r.splitInto {
+			for _, b := range r.splitInto {
+				if a != b {
+					if err := g.AddEdge(links.Sibling, uint64(a), uint64(b), 0); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 		for _, o := range r.contradicts {

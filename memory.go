@@ -90,6 +90,18 @@ type Memory struct {
 	// KeyFrom is the memory whose statement this one's key is shared with
 	// (see KeyRule), or "".
 	KeyFrom string
+	// SplitInto, on a memory whose text held several separately keyable
+	// statements, lists the sibling memories it was split into (All-Mem's
+	// Split, App. B.2.1): each states one of them, its text an exact
+	// substring of this one's, with its own key, vector and version link
+	// back here. The memory itself is archived evidence: off the surface,
+	// its belief retired when it was split (at once when split at Put).
+	// SplitFrom, on a sibling, names that memory. SplitRule says what
+	// decided the split: "rules" (extract.Split) or "planner" (a
+	// consolidation's LLM planner, ConsolidateOptions.Planner).
+	SplitInto []string
+	SplitFrom string
+	SplitRule string
 	// keyFromObject is, on a memory that gives KeyFrom its key, the value
 	// KeyFrom states (logged, so replay needs no text analysis).
 	keyFromObject string
@@ -231,6 +243,7 @@ func (m *Memory) callerView() Memory {
 		v.Subject, v.Relation, v.Object = "", "", ""
 	}
 	v.KeyRule, v.KeyFrom, v.keyFromObject = "", "", ""
+	v.SplitInto, v.SplitFrom, v.SplitRule = nil, "", ""
 	if v.embedded {
 		v.Vector = nil
 	}

@@ -206,6 +206,11 @@ type CollectionOptions struct {
 	// of a current memory takes its key; KeysExplicit: only the keys
 	// callers give).
 	Keys KeyPolicy
+	// Split says whether a memory that states several facts is split
+	// into one sibling per fact (default SplitAuto, with Keys = KeysAuto:
+	// at Put, and in consolidation for memories written before; SplitOff:
+	// never). See SplitPolicy.
+	Split SplitPolicy
 	// ExactThreshold is the number of memories on the visible surface up
 	// to which a search scans every memory with the fused stage instead of
 	// asking the HNSW index (default DefaultExactThreshold, 10000).
@@ -282,6 +287,8 @@ func (o *CollectionOptions) Validate() error {
 		return bad("TextEmbedder makes vectors of %d dimensions, want Dim = %d", o.TextEmbedder.Dim(), o.Dim)
 	case o.Keys > KeysExplicit:
 		return bad("Keys = %d", o.Keys)
+	case o.Split > SplitOff:
+		return bad("Split = %d", o.Split)
 	case !o.Epoch.IsZero() && (o.Epoch.Year() < minYear || o.Epoch.Year() > maxYear):
 		return bad("Epoch = %v, want the years %d…%d", o.Epoch, minYear, maxYear)
 	}
@@ -455,5 +462,46 @@ func (k *KeyPolicy) UnmarshalText(b []byte) error {
 		return fmt.Errorf("%w: key policy %q, want auto or explicit", ErrInvalid, b)
 	}
 	*k = KeyPolicy(i)
+	return nil
+}
+
+// SplitPolicy says whether a collection splits memories that state
+// several facts (All-Mem's Split, App. B.2.1).
+type SplitPolicy uint8
+
+const (
+	// SplitAuto is the default: in a collection that keys at ingest
+	// (KeysAuto) and embeds text, a memory given as text without a key,
+	// document or vector whose text holds two or more separately keyable
+	// statements (extract.Split) is stored as archived evidence and split
+	// into siblings "ID#1", "ID#2", …, each an exact substring of the text
+	// with its own key, vector and validity (Memory.SplitInto); a later
+	// update then supersedes the one statement it changes, and the others
+	// stay current. Consolidation splits the memories written before
+	// (ConsolidationReport.Split). Narrative text is never split.
+	SplitAuto SplitPolicy = iota
+	// SplitOff never splits.
+	SplitOff
+)
+
+var splitPolicyNames = [...]string{"auto", "off"}
+
+func (p SplitPolicy) String() string {
+	if int(p) < len(splitPolicyNames) {
+		return splitPolicyNames[p]
+	}
+	return fmt.Sprintf("SplitPolicy(%d)", uint8(p))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (p SplitPolicy) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler ("auto", "off").
+func (p *SplitPolicy) UnmarshalText(b []byte) error {
+	i := slices.Index(splitPolicyNames[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("%w: split policy %q, want auto or off", ErrInvalid, b)
+	}
+	*p = SplitPolicy(i)
 	return nil
 }

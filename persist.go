@@ -25,6 +25,9 @@ func (l *ledger) rebuildMaps() error {
 			l.offSurface(j)
 		}
 	}
+	if err := l.linkSplits(); err != nil {
+		return err
+	}
 	for p := range l.deps {
 		l.dependents[p[1]] = append(l.dependents[p[1]], p[0])
 	}

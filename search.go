@@ -517,7 +517,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	for _, f := range found {
 		rows = append(rows, int(f.Key))
 	}
-	if q.historical && len(rows) > 0 && c.links.Linked(links.Version) {
+	if q.historical && len(rows) > 0 && (c.links.Linked(links.Version) || c.links.Linked(links.Sibling)) {
 		anchors := make([]uint64, len(rows))
 		for i, r := range rows {
 			anchors[i] = uint64(r)
@@ -581,8 +581,9 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 // candLookAhead is how many candidate rows ahead searchANN prefetches.
 const candLookAhead = 3
 
-// versionLinks is the link types a historical search follows.
-var versionLinks = []links.Type{links.Version}
+// versionLinks is the link types a historical search follows (All-Mem's
+// expansion priority: the siblings of a split first, then versions).
+var versionLinks = []links.Type{links.Sibling, links.Version}
 
 // searchScratch is one search's reusable memory (searchPool): the rows
 // the index found, their beliefs, the cosines and the fused stage's
@@ -700,6 +701,7 @@ func (c *Collection) memory(j int) Memory {
 	for _, o := range r.supersedes {
 		m.Supersedes = append(m.Supersedes, c.rows.at(o).mem.ID)
 	}
+
 	m.Aliases = slices.Clone(r.aliases)
 	for _, o := range r.contradicts {
 		m.Contradicts = append(m.Contradicts, c.rows.at(o).mem.ID)

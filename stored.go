@@ -36,6 +36,8 @@ type storedRest struct {
 	RecordedAt, Created        time.Time
 	KeyRule, KeyFrom           string
 	keyFromObject              string
+	SplitInto                  []string
+	SplitFrom, SplitRule       string
 }
 
 // noRest is the rest of every memory that sets none of it; nothing writes
@@ -48,7 +50,8 @@ func (s *storedRest) isZero() bool {
 		s.Subject == "" && s.Relation == "" && s.Object == "" && s.DependsOn == nil &&
 		s.Access == 0 && s.Positive == 0 && s.Negative == 0 &&
 		s.ValidFrom.IsZero() && s.ValidTo.IsZero() && s.RecordedAt.IsZero() && s.Created.IsZero() &&
-		s.KeyRule == "" && s.KeyFrom == "" && s.keyFromObject == ""
+		s.KeyRule == "" && s.KeyFrom == "" && s.keyFromObject == "" &&
+		s.SplitInto == nil && s.SplitFrom == "" && s.SplitRule == ""
 }
 
 // storeFields keeps m's caller fields (not its vector, not the engine's).
@@ -61,6 +64,7 @@ func storeFields(m *Memory) stored {
 		Access:    m.Access, Positive: m.Positive, Negative: m.Negative,
 		ValidFrom: m.ValidFrom, ValidTo: m.ValidTo, RecordedAt: m.RecordedAt, Created: m.Created,
 		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, keyFromObject: m.keyFromObject,
+		SplitInto: slices.Clip(m.SplitInto), SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
 	}
 	if rest.isZero() {
 		rest = &noRest
@@ -89,6 +93,7 @@ func (s *stored) memory() Memory {
 		Access:    r.Access, Positive: r.Positive, Negative: r.Negative,
 		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, Created: r.Created,
 		KeyRule: r.KeyRule, KeyFrom: r.KeyFrom, keyFromObject: r.keyFromObject,
+		SplitInto: slices.Clone(r.SplitInto), SplitFrom: r.SplitFrom, SplitRule: r.SplitRule,
 	}
 }
 

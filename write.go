@@ -23,14 +23,14 @@ import (
 // applyPut applies a logged batch written at transaction time tx (days).
 // The ledger changes under c.mu; the indexes change afterwards, before
 // the caller's Put returns.
-func (c *Collection) applyPut(ms []Memory, tx float64) ([]PutResult, error) {
+func (c *Collection) applyPut(ms []Memory, tx float64, seq uint64) ([]PutResult, error) {
 	c.mu.Lock()
 	if c.dropped {
 		c.mu.Unlock()
 		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	newRows := c.rows.len()
-	out, touched := c.put(ms, tx)
+	out, touched := c.put(ms, tx, seq)
 	c.syncLinks()
 	leave, toSurface, toArchive, vecs := c.surfaceMoves(touched, newRows)
 	c.mu.Unlock()
@@ -66,15 +66,25 @@ func (c *Collection) moveIndexed(leave, toSurface, toArchive []int, vecs map[int
 	}
 }
 
-// put is the ledger's apply of a logged Put: the write path of each
-// memory in batch order. touched maps each earlier row it moved to
-// whether it was on the surface before.
-func (l *ledger) put(ms []Memory, tx float64) (out []PutResult, touched map[int]bool) {
+// put is the ledger's apply of a logged Put (record seq): the write path
+// of each memory in batch order, a memory that names siblings with its
+// siblings (putSplit). touched maps each earlier row it moved to whether
+// it was on the surface before.
+func (l *ledger) put(ms []Memory, tx float64, seq uint64) (out []PutResult, touched map[int]bool) {
 	out = make([]PutResult, len(ms))
 	touched = map[int]bool{}
 	l.growVectors(len(ms))
 	l.batch.Grow(len(ms))
-	for i := range ms {
+	for i := 0; i < len(ms); i++ {
+		if n := len(ms[i].SplitInto); n > 0 {
+			end := i + 1
+			for end < len(ms) && end <= i+n && ms[end].SplitFrom == ms[i].ID {
+				end++
+			}
+			copy(out[i:end], l.putSplit(ms[i:end], tx, seq, touched))
+			i = end - 1
+			continue
+		}
 		out[i] = l.putOne(&ms[i], tx, touched)
 	}
 	return out, touched
@@ -235,7 +245,9 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	// Store it.
 	// A memory whose valid window had ended when tidemark learnt it (at the
 	// batch's transaction time) never reaches the surface.
-	r.visible = r.givenTo > tx
+	// Nor does one about to be split (putSplit): it is evidence.
+	split := len(m.SplitInto) > 0
+	r.visible = r.givenTo > tx && !split
 	if len(m.Vector) != l.opts.Dim { // Put checked it; never panic on a log record
 		return PutResult{ID: m.ID, Outcome: Rejected}
 	}

@@ -18,6 +18,8 @@ type Collection struct {
 	Remote *RemoteEmbedder `json:"remote,omitempty"`
 	// Keys says where its fact keys come from.
 	Keys KeyPolicy `json:"keys"`
+	// Split says whether memories stating several facts are split.
+	Split SplitPolicy `json:"split"`
 	// Stored counts the memories stored, Visible those on the visible
 	// surface.
 	Stored  int `json:"stored"`
@@ -48,6 +50,9 @@ type CreateCollection struct {
 	// Keys is "auto" (the default: keys extracted from text at ingest)
 	// or "explicit".
 	Keys KeyPolicy `json:"keys,omitzero"`
+	// Split is "auto" (the default: a memory given as text that states
+	// several facts is split into one sibling per fact) or "off".
+	Split SplitPolicy `json:"split,omitzero"`
 }
 
 // RemoteEmbedder configures a remote embedder: the name of the server's
@@ -89,4 +94,29 @@ func (k *KeyPolicy) UnmarshalText(b []byte) error {
 		return nil
 	}
 	return fmt.Errorf("tidemark: invalid input: key policy %q, want auto or explicit", b)
+}
+
+// SplitPolicy says whether a collection splits memories that state
+// several facts (tidemark.SplitPolicy). The zero value (absent) means the
+// server's default, SplitAuto.
+type SplitPolicy string
+
+// The split policies.
+const (
+	// SplitAuto: a memory given as text without a key that states several
+	// separately keyable facts is split into siblings, one per fact.
+	SplitAuto SplitPolicy = "auto"
+	// SplitOff: memories are never split.
+	SplitOff SplitPolicy = "off"
+)
+
+// UnmarshalText implements encoding.TextUnmarshaler: it accepts "auto"
+// and "off" only.
+func (p *SplitPolicy) UnmarshalText(b []byte) error {
+	switch v := SplitPolicy(b); v {
+	case SplitAuto, SplitOff:
+		*p = v
+		return nil
+	}
+	return fmt.Errorf("tidemark: invalid input: split policy %q, want auto or off", b)
 }

@@ -24,6 +24,8 @@ type ConsolidationReport struct {
 	// Contradicted counts the memories penalised for losing a topic
 	// conflict's vote.
 	Contradicted int
+	// Split counts the memories split into siblings.
+	Split int
 	// Orphans lists superseded memories no current memory reaches
 	// through version links; empty unless something is broken.
 	Orphans []string
@@ -96,4 +98,7 @@ const (
 	RuleTopicConflict Rule = "topic_conflict"
 	// RuleContradicted: the losing side of a topic conflict was penalised.
 	RuleContradicted Rule = "contradicted"
+	// RuleSplit: a memory that stated several facts was split into
+	// siblings (one entry per sibling, Other the sibling).
+	RuleSplit Rule = "split"
 )

@@ -63,6 +63,14 @@ type Memory struct {
 	KeyFrom        string   `json:"key_from,omitempty"`
 	Penalty        float64  `json:"penalty,omitempty"`
 	ContradictedBy []string `json:"contradicted_by,omitempty"`
+	// SplitInto, on a memory that stated several facts, lists the
+	// siblings it was split into (one statement each, exact substrings of
+	// its text; the memory itself is archived evidence); SplitFrom, on a
+	// sibling, names that memory; SplitRule says what decided the split
+	// ("rules" or "planner"). See tidemark.Memory.SplitInto.
+	SplitInto []string `json:"split_into,omitempty"`
+	SplitFrom string   `json:"split_from,omitempty"`
+	SplitRule string   `json:"split_rule,omitempty"`
 }
 
 // PutRequest is the body of POST /v1/collections/{c}/memories.
@@ -91,6 +99,9 @@ type PutResult struct {
 	// straight to the archive.
 	Superseded   []string `json:"superseded,omitempty"`
 	SupersededBy string   `json:"superseded_by,omitempty"`
+	// Split lists the siblings a memory that states several facts was
+	// split into; Superseded then includes what they superseded.
+	Split []string `json:"split,omitempty"`
 }
 
 // Outcome is what a put did with one memory.

@@ -24,7 +24,7 @@ func TestWireEnumsMatchEngine(t *testing.T) {
 		rules = append(rules, api.Rule(r.String()))
 	}
 	if want := []api.Rule{api.RuleLifecycle, api.RuleExpired, api.RuleSameKey, api.RuleRipple, api.RuleMerge, api.RuleLineage,
-		api.RuleSimilar, api.RuleTopicConflict, api.RuleContradicted}; !slices.Equal(rules, want) {
+		api.RuleSimilar, api.RuleTopicConflict, api.RuleContradicted, api.RuleSplit}; !slices.Equal(rules, want) {
 		t.Errorf("engine rules %q, api's %q", rules, want)
 	}
 	var keys []api.KeyPolicy
@@ -33,6 +33,21 @@ func TestWireEnumsMatchEngine(t *testing.T) {
 	}
 	if want := []api.KeyPolicy{api.KeysAuto, api.KeysExplicit}; !slices.Equal(keys, want) {
 		t.Errorf("engine key policies %q, api's %q", keys, want)
+	}
+	var splits []api.SplitPolicy
+	for p := tidemark.SplitPolicy(0); !strings.HasPrefix(p.String(), "SplitPolicy("); p++ {
+		splits = append(splits, api.SplitPolicy(p.String()))
+	}
+	if want := []api.SplitPolicy{api.SplitAuto, api.SplitOff}; !slices.Equal(splits, want) {
+		t.Errorf("engine split policies %q, api's %q", splits, want)
+	}
+	for _, s := range []string{"auto", "off", "", "Off", "never"} {
+		var ep tidemark.SplitPolicy
+		var ap api.SplitPolicy
+		eerr, aerr := ep.UnmarshalText([]byte(s)), ap.UnmarshalText([]byte(s))
+		if (eerr == nil) != (aerr == nil) || eerr != nil && eerr.Error() != aerr.Error() || eerr == nil && string(ap) != ep.String() {
+			t.Errorf("split policy %q: engine %v %v, api %q %v", s, ep, eerr, ap, aerr)
+		}
 	}
 	for _, s := range []string{"auto", "explicit", "", "Auto", "sometimes"} {
 		var ek tidemark.KeyPolicy

@@ -39,6 +39,11 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, t *Tok
 			return err
 		}
 	}
+	if req.Split != "" {
+		if err := o.Split.UnmarshalText([]byte(req.Split)); err != nil {
+			return err
+		}
+	}
 	if req.Remote != nil {
 		if err := s.allowRemote(t, req.Remote); err != nil {
 			return err
@@ -105,7 +110,7 @@ func wireCollection(c *tidemark.Collection) api.Collection {
 	o := c.Options()
 	stored, visible := c.Len()
 	out := api.Collection{Name: c.Name(), Dim: o.Dim, Method: o.Method.String(), Embedder: o.Embedder, Keys: api.KeyPolicy(o.Keys.String()),
-		Stored: stored, Visible: visible}
+		Split: api.SplitPolicy(o.Split.String()), Stored: stored, Visible: visible}
 	if o.Remote != (tidemark.RemoteEmbedder{}) {
 		out.Remote = &api.RemoteEmbedder{BaseURL: o.Remote.BaseURL, Model: o.Remote.Model, APIKeyEnv: o.Remote.APIKeyEnv}
 	}

@@ -131,7 +131,8 @@ func wireMemory(m tidemark.Memory) api.Memory {
 		DependsOn: m.DependsOn, Access: m.Access, Positive: m.Positive, Negative: m.Negative,
 		ValidFrom: tp(m.ValidFrom), ValidTo: tp(m.ValidTo), RecordedAt: tp(m.RecordedAt), Created: tp(m.Created),
 		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts,
-		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, Penalty: m.Penalty, ContradictedBy: m.ContradictedBy}
+		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, Penalty: m.Penalty, ContradictedBy: m.ContradictedBy,
+		SplitInto: m.SplitInto, SplitFrom: m.SplitFrom, SplitRule: m.SplitRule}
 }
 
 // wireMemories is a list of versions on the wire (never null).
@@ -150,7 +151,8 @@ func wirePutResults(res []tidemark.PutResult) []api.PutResult {
 	}
 	out := make([]api.PutResult, len(res))
 	for i, p := range res {
-		out[i] = api.PutResult{ID: p.ID, Outcome: api.Outcome(p.Outcome.String()), Into: p.Into, Superseded: p.Superseded, SupersededBy: p.SupersededBy}
+		out[i] = api.PutResult{ID: p.ID, Outcome: api.Outcome(p.Outcome.String()), Into: p.Into, Superseded: p.Superseded, SupersededBy: p.SupersededBy,
+			Split: p.Split}
 	}
 	return out
 }

@@ -1,0 +1,262 @@
+package tidemark
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/tidemark/tidemark/extract"
+	"github.com/tidemark/tidemark/internal/links"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Split (All-Mem App. B.2.1, "semantic mitosis"; CollectionOptions.Split).
+// A memory whose text states several separately keyable facts is one unit
+// with at most one key: when one of its facts changes, either the whole
+// memory is superseded (and its still-true facts leave current answers)
+// or nothing is (and the stale value stays). Split stores such a memory
+// as archived evidence and one visible sibling per statement:
+//
+//   - each sibling's text is an exact substring of the original's
+//     (extract.Split or a checked planner plan: no paraphrase), with the
+//     original's kind, source, profile, windows and counters, its own key
+//     (keys at ingest) and its own vector;
+//   - a version link sibling → original keeps the evidence reachable (the
+//     no-orphan invariant), and sibling links join the set (capped by
+//     links.DefaultCapSibling, All-Mem's cap_β);
+//   - the original's belief is retired at the split's transaction time
+//     (at Put: it was never believed on its own), so a query as of an
+//     earlier transaction time still sees it whole;
+//   - the split is logged in the record that makes it (a Put, or a
+//     consolidation run with the siblings' memories), audited (RuleSplit),
+//     and replayed from the log without analysing text again.
+//
+// Siblings are named "ID#1", "ID#2", … after the original; a memory whose
+// sibling names are taken (or too long) stays whole.
+
+// maxSplit bounds the siblings of one split.
+const maxSplit = extract.MaxSegments
+
+// Split rules, as Memory.SplitRule and the audit name them.
+const (
+	splitByRules   = "rules"
+	splitByPlanner = "planner"
+)
+
+// siblingID names the k-th sibling (from 0) of the memory id.
+func siblingID(id string, k int) string { return id + "#" + strconv.Itoa(k+1) }
+
+// splittable reports whether m may be split at Put: the collection keys at
+// ingest, splits and embeds text; m is keyable, given as text without a
+// key or vector.
+func (c *Collection) splittable(m *Memory) bool {
+	return c.opts.Split == SplitAuto && c.opts.Keys == KeysAuto && c.emb != nil &&
+		keyable(m) && m.Subject == "" && m.Vector == nil
+}
+
+// siblings makes the sibling memories of m for the segments (their texts
+// exact substrings of m.Text), or nil when their names are taken: by an id
+// of the ledger (c.mu held shared) or of taken.
+func (l *ledger) siblings(m *Memory, segs []extract.Segment, rule string, taken map[string]bool) []Memory {
+	if len(segs) < 2 || len(segs) > maxSplit {
+		return nil
+	}
+	out := make([]Memory, len(segs))
+	for k, s := range segs {
+		id := siblingID(m.ID, k)
+		if _, ok := l.byID[id]; ok || taken[id] || validID(id, "sibling id") != nil {
+			return nil
+		}
+		out[k] = Memory{ID: id, Text: s.Text, Kind: m.Kind, Source: m.Source, Profile: m.Profile,
+			ValidFrom: m.ValidFrom, ValidTo: m.ValidTo, RecordedAt: m.RecordedAt, Created: m.Created,
+			Access: m.Access, Positive: m.Positive, Negative: m.Negative,
+			SplitFrom: m.ID, SplitRule: rule}
+	}
+	return out
+}
+
+// splitBatch splits the batch's memories that state several facts: each
+// such memory is followed by its siblings, and names them (SplitInto).
+// It returns the batch unchanged when nothing splits.
+func (c *Collection) splitBatch(batch []Memory) []Memory {
+	if c.opts.Split != SplitAuto || c.opts.Keys != KeysAuto || c.emb == nil {
+		return batch
+	}
+	type split struct {
+		at   int
+		sibs []Memory
+	}
+	var splits []split
+	taken := make(map[string]bool, len(batch))
+	for i := range batch {
+		taken[batch[i].ID] = true
+	}
+	c.mu.RLock()
+	for i := range batch {
+		m := &batch[i]
+		if !c.splittable(m) {
+			continue
+		}
+		if _, ok := c.byID[m.ID]; ok {
+			continue // a retry: the first write decided
+		}
+		segs := extract.Split(m.Text)
+		if segs == nil {
+			continue
+		}
+		if sibs := c.siblings(m, segs, splitByRules, taken); sibs != nil {
+			for _, s := range sibs {
+				taken[s.ID] = true
+			}
+			splits = append(splits, split{i, sibs})
+		}
+	}
+	c.mu.RUnlock()
+	if len(splits) == 0 {
+		return batch
+	}
+	out := make([]Memory, 0, len(batch)+2*len(splits))
+	next := 0
+	for _, s := range splits {
+		out = append(out, batch[next:s.at+1]...)
+		orig := &out[len(out)-1]
+		orig.SplitRule = splitByRules
+		for _, sib := range s.sibs {
+			orig.SplitInto = append(orig.SplitInto, sib.ID)
+		}
+		out = append(out, s.sibs...)
+		next = s.at + 1
+	}
+	return append(out, batch[next:]...)
+}
+
+// foldSplits folds the results of a batch's siblings into their
+// original's: the siblings it was split into, and what they superseded.
+func foldSplits(ms []Memory, res []PutResult) []PutResult {
+	if !slices.ContainsFunc(ms, func(m Memory) bool { return m.SplitFrom != "" }) {
+		return res
+	}
+	out := make([]PutResult, 0, len(res))
+	for i := range res {
+		if ms[i].SplitFrom == "" {
+			out = append(out, res[i])
+			continue
+		}
+		if len(out) == 0 {
+			continue // cannot happen: a sibling follows its original
+		}
+		o := &out[len(out)-1]
+		o.Superseded = append(o.Superseded, res[i].Superseded...)
+	}
+	return out
+}
+
+// putSplit applies a logged memory that names siblings (ms[0], its
+// siblings ms[1:]) at transaction time tx: the original is stored as
+// archived evidence, each sibling by the write path, then the original is
+// split off (splitOff). When a sibling's name is taken by now (a Put that
+// raced with this one), or ms does not hold the siblings the original
+// names, the original is stored whole and the siblings are dropped;
+// when the original is a retry or a duplicate, so are they.
+func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]bool) []PutResult {
+	out := make([]PutResult, len(ms))
+	orig := &ms[0]
+	ok := len(ms) == len(orig.SplitInto)+1
+	for k := 1; ok && k < len(ms); k++ {
+		_, taken := l.byID[ms[k].ID]
+		ok = !taken && ms[k].ID == orig.SplitInto[k-1] && ms[k].SplitFrom == orig.ID
+	}
+	if _, exists := l.byID[orig.ID]; exists || !ok {
+		whole := *orig
+		whole.SplitInto, whole.SplitRule = nil, ""
+		out[0] = l.putOne(&whole, tx, touched)
+		for k := 1; k < len(ms); k++ {
+			out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged, Into: out[0].Into}
+		}
+		return out
+	}
+	out[0] = l.putOne(orig, tx, touched)
+	j, stored := l.byID[orig.ID]
+	if out[0].Outcome != Stored || !stored {
+		for k := 1; k < len(ms); k++ {
+			out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged, Into: out[0].Into}
+		}
+		return out
+	}
+	sibs := make([]int, 0, len(ms)-1)
+	for k := 1; k < len(ms); k++ {
+		out[k] = l.putOne(&ms[k], tx, touched)
+		sibs = append(sibs, l.byID[ms[k].ID])
+	}
+	out[0].Split = slices.Clone(orig.SplitInto)
+	l.splitOff(j, sibs, tx, seq, orig.SplitRule, touched)
+	return out
+}
+
+// splitOff archives row j as the evidence its siblings (the rows sibs,
+// where the sibling memories landed) were split from, at transaction time
+// tx: its belief retired, off the surface, a version link from each
+// sibling and sibling links among them; audited in the record seq.
+func (l *ledger) splitOff(j int, sibs []int, tx float64, seq uint64, rule string, touched map[int]bool) {
+	r := l.rows.at(j)
+	if _, ok := touched[j]; !ok {
+		touched[j] = r.visible
+	}
+	cur := &r.states[len(r.states)-1]
+	cur.recorded.To = max(tx, cur.recorded.From)
+	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
+	if r.visible {
+		l.visible--
+	}
+	r.visible, r.superseded, r.supersededBy, r.status = false, true, sibs[0], temporal.Archived
+	r.lists().splitInto = slices.Clone(sibs)
+	l.syncCounters(j)
+	l.offSurface(j)
+	l.hide(j)
+	at := fromDays(tx)
+	for _, s := range sibs {
+		sr := l.rows.at(s)
+		if !slices.Contains(sr.supersedes, j) {
+			sr.lists().supersedes = append(sr.lists().supersedes, j)
+		}
+		l.addEdge(links.Version, s, j)
+		l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RuleSplit, ID: r.mem.ID, Other: sr.mem.ID,
+			Reason: "SPLIT_" + ruleReason(rule)})
+	}
+	for _, a := range sibs {
+		for _, b := range sibs {
+			if a != b {
+				l.addEdge(links.Sibling, a, b)
+			}
+		}
+	}
+}
+
+// ruleReason is the audit reason suffix of a split rule.
+func ruleReason(rule string) string {
+	if rule == splitByPlanner {
+		return "PLANNER"
+	}
+	return "RULES"
+}
+
+// linkSplits derives each split memory's sibling rows from its SplitInto
+// ids (on load: the rows keep the ids, the lists are derived).
+func (l *ledger) linkSplits() error {
+	for j := range l.rows.len() {
+		r := l.rows.at(j)
+		if len(r.mem.SplitInto) == 0 {
+			continue
+		}
+		sibs := make([]int, 0, len(r.mem.SplitInto))
+		for _, id := range r.mem.SplitInto {
+			s, ok := l.byID[id]
+			if !ok {
+				return fmt.Errorf("memory %q: sibling %q is missing", r.mem.ID, id)
+			}
+			sibs = append(sibs, s)
+		}
+		r.lists().splitInto = sibs
+	}
+	return nil
+}
