@@ -259,6 +259,12 @@ func encodeCollOpts(w *wire.Writer, o *CollectionOptions) {
 	}
 	w.Bool(o.StaticDecay)
 	w.Byte(byte(o.Split))
+	w.String(o.Planner.BaseURL)
+	w.String(o.Planner.Model)
+	w.String(o.Planner.APIKeyEnv)
+	w.Float64(o.Planner.Threshold)
+	w.Uvarint(uint64(o.Planner.MaxTargets))
+	w.Varint(int64(o.Planner.Timeout))
 	w.Byte(byte(o.Keys))
 	w.String(o.Remote.BaseURL)
 	w.String(o.Remote.Model)
@@ -279,6 +285,12 @@ func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 	o.StaticDecay = r.Bool()
 	if v >= 3 {
 		o.Split = SplitPolicy(r.Byte())
+		o.Planner.BaseURL = r.String(2048)
+		o.Planner.Model = r.String(256)
+		o.Planner.APIKeyEnv = r.String(256)
+		o.Planner.Threshold = r.Float64()
+		o.Planner.MaxTargets = r.Count(1<<20, 0)
+		o.Planner.Timeout = time.Duration(r.Int(0, int64(time.Hour)))
 	}
 	if v >= 2 {
 		o.Keys = KeyPolicy(r.Byte())

@@ -12,6 +12,7 @@ import (
 	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/links"
+	"github.com/tidemark/tidemark/internal/planner"
 	"github.com/tidemark/tidemark/internal/wire"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -43,6 +44,11 @@ type Collection struct {
 	links   *links.Graph // the ledger's version, dependency and contradiction edges
 
 	consMu sync.Mutex // one consolidation run at a time
+	// splitScan is the row up to which consolidation has examined the
+	// memories for a split (consolidate_split.go; guarded by consMu).
+	splitScan int
+	// planner asks the collection's consolidation planner, if any.
+	planner *planner.Client
 
 	// derive orders the Puts that derive keys (keys.go): mu is held from
 	// the derivation until the record's place in the log is fixed;
@@ -164,6 +170,11 @@ func newCollection(db *DB, name string, o CollectionOptions) (*Collection, error
 	}
 	if c.emb, err = db.newEmbedder(name, &c.opts); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+	}
+	if p := c.opts.Planner; p.enabled() {
+		if c.planner, err = planner.New(planner.Options{BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv, Timeout: p.Timeout}); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrOptions, err)
+		}
 	}
 	if c.surface, err = c.newIndex(); err != nil {
 		return nil, err

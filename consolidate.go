@@ -41,6 +41,9 @@ const (
 	// surface, its belief is retired, a version link survivor → it keeps it
 	// reachable, and its counters go to the survivor.
 	RuleMerge
+	// (A planner's Merge of 2 to 4 memories is RuleMerge too, reason
+	// MERGED_PLANNER: each folds into the oldest.)
+	//
 	// RuleLineage: a chunk of a document depends on the document's first
 	// chunk (SmartVector §6.2, structural depends_on).
 	RuleLineage
@@ -67,10 +70,14 @@ const (
 	// or SPLIT_PLANNER (a checked plan of ConsolidateOptions.Planner).
 	// Splits made at Put are audited under the Put's record.
 	RuleSplit
+	// RuleUpdate: a planner's Update (All-Mem App. B.2.3), accepted at
+	// confidence ≥ θ: the newer memory Other supersedes the older ID, as a
+	// fact key's successor would (reason UPDATED_PLANNER).
+	RuleUpdate
 	numRules
 )
 
-var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted", "split"}
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted", "split", "update"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -125,8 +132,14 @@ type ConsolidationReport struct {
 	// Contradicted counts the memories penalised for losing a topic
 	// conflict's vote.
 	Contradicted int
-	// Split counts the memories split into siblings (RuleSplit).
-	Split int
+	// Split counts the memories split into siblings (RuleSplit);
+	// Updated the planner's updates applied (RuleUpdate).
+	Split, Updated int
+	// PlannerAsked counts the memories the planner was asked about,
+	// PlannerRejected its proposals refused (confidence below θ, or a
+	// failed check), PlannerFailed its failed requests (the rules decided
+	// instead).
+	PlannerAsked, PlannerRejected, PlannerFailed int
 	// Orphans lists superseded memories that no current memory reaches
 	// through version links (All-Mem's no-orphan invariant); empty unless
 	// something is broken.
@@ -339,22 +352,36 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if err := c.FlushAccess(ctx); err != nil {
 		return rep, err
 	}
+	// Split, and the planner's proposals, first (All-Mem's operator
+	// order: Split → Merge → Update, then the rules below).
+	sp, err := c.planSplits(ctx, &o, start.Add(o.Budget))
+	rep.PlannerAsked, rep.PlannerRejected, rep.PlannerFailed = sp.asked, sp.rejected, sp.failed
+	if err != nil {
+		return rep, err
+	}
 	edits, seeds, truncated, err := c.plan(ctx, days(o.Now, 0), rp, &o)
 	if err != nil {
 		return rep, err
 	}
+	edits = append(sp.edits, edits...)
 	rep.Truncated = truncated
-	var applied []edit
+	var done []edit
 	if len(edits) > 0 || len(seeds) > 0 {
-		res, err := c.db.commit(ctx, &record{typ: recConsolidate, coll: c.name, inc: c.incarnation, edits: edits, seeds: seeds})
+		rec := &record{typ: recConsolidate, coll: c.name, inc: c.incarnation, edits: edits, seeds: seeds, mems: sp.mems}
+		var res applied
+		if len(rec.mems) > 0 {
+			res, err = c.commitDerived(ctx, rec) // the siblings are keyed like a Put's memories
+		} else {
+			res, err = c.db.commit(ctx, rec)
+		}
 		if err != nil {
 			return rep, err
 		}
-		rep.Seq, applied = res.cons.seq, res.cons.applied
+		rep.Seq, done = res.cons.seq, res.cons.applied
 	}
 	// The counts are of the edits applied (an edit a concurrent write made
 	// moot is skipped).
-	for _, e := range applied {
+	for _, e := range done {
 		switch e.rule {
 		case RuleLifecycle:
 			switch temporal.Status(e.value) {
@@ -379,6 +406,10 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 			rep.Merged++
 		case RuleLineage, RuleSimilar:
 			rep.Dependencies++
+		case RuleSplit:
+			rep.Split++
+		case RuleUpdate:
+			rep.Updated++
 		}
 	}
 	rep.Orphans = c.Orphans()
@@ -500,30 +531,40 @@ type consolidated struct {
 
 // applyConsolidate applies a run's edits (in log order), skipping those a
 // write since the plan made moot, and returns the ones applied.
-func (c *Collection) applyConsolidate(edits []edit, seeds []int, seq uint64, tx float64) (consolidated, error) {
+func (c *Collection) applyConsolidate(edits []edit, seeds []int, mems []Memory, seq uint64, tx float64) (consolidated, error) {
 	c.mu.Lock()
 	if c.dropped {
 		c.mu.Unlock()
 		return consolidated{}, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	res, leave := c.consolidate(edits, seeds, seq, tx)
+	newRows := c.rows.len()
+	touched := map[int]bool{}
+	res := c.consolidate(edits, seeds, mems, seq, tx, touched)
 	c.syncLinks()
-	vecs := make(map[int][]float32, len(leave))
-	for _, r := range leave {
-		vecs[r] = c.unitVector(r)
-	}
+	leave, toSurface, toArchive, vecs := c.surfaceMoves(touched, newRows)
 	c.mu.Unlock()
-	c.moveIndexed(leave, nil, leave, vecs)
+	c.moveIndexed(leave, toSurface, toArchive, vecs)
 	return res, nil
 }
 
 // consolidate is the ledger's apply of a logged consolidation run: its
-// edits in order, skipping those a write since the plan made moot. It
-// returns the edits applied and the rows that left the surface.
-func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) (res consolidated, leave []int) {
+// edits in order, skipping those a write since the plan made moot; mems
+// are the siblings its splits create. It returns the edits applied;
+// touched maps each earlier row it moved to whether it was on the surface
+// before (surfaceMoves).
+func (l *ledger) consolidate(edits []edit, seeds []int, mems []Memory, seq uint64, tx float64, touched map[int]bool) (res consolidated) {
 	res.seq = seq
 	at := fromDays(tx)
 	linked := map[[2]int]bool{} // pairs this record's topic conflicts linked
+	leave := func(j int) {
+		if _, ok := touched[j]; !ok {
+			touched[j] = true
+		}
+	}
+	if len(mems) > 0 {
+		l.growVectors(len(mems))
+		l.batch.Grow(len(mems))
+	}
 	for _, e := range edits {
 		if !e.valid(l.rows.len()) {
 			continue // cannot happen for a record this build wrote
@@ -531,6 +572,19 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 		r := l.rows.at(e.row)
 		a := AuditEntry{Seq: seq, Time: at, Rule: e.rule, ID: r.mem.ID}
 		switch e.rule {
+		case RuleSplit:
+			// Audited by splitOff, one entry per sibling.
+			if l.applySplitEdit(e, mems, tx, seq, touched) {
+				res.applied = append(res.applied, e)
+			}
+			continue
+		case RuleUpdate:
+			nw := l.rows.at(e.other)
+			a.Other, a.Reason = nw.mem.ID, "UPDATED_PLANNER"
+			if !r.visible || r.superseded || !nw.visible || nw.superseded {
+				continue
+			}
+			l.supersede(e.row, e.other, touched)
 		case RuleLifecycle:
 			if !r.visible || r.superseded || r.status != temporal.Status(e.other) {
 				continue // superseded, expired or moved since the plan
@@ -543,12 +597,12 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			if !r.visible {
 				continue
 			}
+			leave(e.row)
 			r.visible = false
 			l.visible--
 			r.status = temporal.Archived
 			l.offSurface(e.row)
 			l.hide(e.row)
-			leave = append(leave, e.row)
 		case RuleSameKey:
 			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "CONTRADICTS_SAME_KEY"
 			if slices.Contains(r.contradicts, e.other) {
@@ -566,11 +620,14 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 			}
 		case RuleMerge:
 			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "MERGED_NEAR_DUPLICATE"
+			if e.value == 1 {
+				a.Reason = "MERGED_PLANNER"
+			}
 			if !r.visible || r.superseded || !l.rows.at(e.other).visible {
 				continue
 			}
+			leave(e.row)
 			l.merge(e.row, e.other, tx)
-			leave = append(leave, e.row)
 		case RuleLineage, RuleSimilar:
 			a.Other, a.Reason = l.rows.at(e.other).mem.ID, "DEPENDS_ON_LINEAGE"
 			if e.rule == RuleSimilar {
@@ -623,7 +680,7 @@ func (l *ledger) consolidate(edits []edit, seeds []int, seq uint64, tx float64) 
 		done[sd] = true
 	}
 	l.rippleSeeds = slices.DeleteFunc(l.rippleSeeds, func(sd int) bool { return done[sd] })
-	return res, leave
+	return res
 }
 
 // valid checks an edit's rows and values against a ledger of n rows.
@@ -640,6 +697,8 @@ func (e *edit) valid(n int) bool {
 		return e.other >= 0 && e.other < n && e.other != e.row && e.value >= 0 && e.value <= 1
 	case RuleContradicted:
 		return e.other >= 0 && e.other < n && e.other != e.row && e.value >= -1 && e.value <= 1
+	case RuleSplit:
+		return e.other == e.row && e.value >= 2 && e.value <= maxSplit && e.value == math.Trunc(e.value)
 	default:
 		return e.other >= 0 && e.other < n && e.other != e.row && !math.IsNaN(e.value)
 	}

@@ -442,7 +442,7 @@ func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
 	case recAccess:
 		err = c.applyAccess(rec.access)
 	case recConsolidate:
-		res.cons, err = c.applyConsolidate(rec.edits, rec.seeds, seq, tx)
+		res.cons, err = c.applyConsolidate(rec.edits, rec.seeds, rec.mems, seq, tx)
 	}
 	return res, err
 }

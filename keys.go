@@ -149,6 +149,9 @@ func deriveKeys(batch []Memory, cands candidateSet) {
 		if l := leadWords(m.Text); l != "" {
 			bucket := cands[l]
 			for k := len(bucket) - 1; k >= max(0, len(bucket)-2*maxUpdateCandidates); k-- {
+				if m.SplitFrom != "" && bucket[k].ID == m.SplitFrom {
+					continue // a sibling does not restate its own original
+				}
 				if shareKey(m, bucket[k]) {
 					break
 				}

@@ -211,6 +211,11 @@ type CollectionOptions struct {
 	// at Put, and in consolidation for memories written before; SplitOff:
 	// never). See SplitPolicy.
 	Split SplitPolicy
+	// Planner configures an optional LLM planner for consolidation
+	// (All-Mem's diagnoser and Split planner; PlannerOptions): zero means
+	// none, the deterministic rules alone. It is stored with the
+	// collection (the API key's variable name, never the key).
+	Planner PlannerOptions
 	// ExactThreshold is the number of memories on the visible surface up
 	// to which a search scans every memory with the fused stage instead of
 	// asking the HNSW index (default DefaultExactThreshold, 10000).
@@ -315,6 +320,9 @@ func (o *CollectionOptions) Validate() error {
 	if o.M == 1 {
 		return bad("M = 1, want 2…%d (or 0 for the default %d)", index.MaxM, index.DefaultM)
 	}
+	if err := o.Planner.validate(); err != nil {
+		return err
+	}
 	if err := o.Remote.validate(o.Embedder); err != nil {
 		return err
 	}
@@ -338,6 +346,7 @@ func (o *CollectionOptions) WithDefaults() CollectionOptions {
 	if r.HalfLife == 0 {
 		r.HalfLife = temporal.SmartVectorHalfLife
 	}
+	r.Planner = r.Planner.withDefaults()
 	if !r.Epoch.IsZero() {
 		r.Epoch = r.Epoch.UTC()
 	}
@@ -503,5 +512,95 @@ func (p *SplitPolicy) UnmarshalText(b []byte) error {
 		return fmt.Errorf("%w: split policy %q, want auto or off", ErrInvalid, b)
 	}
 	*p = SplitPolicy(i)
+	return nil
+}
+
+// PlannerOptions configure a collection's consolidation planner: any
+// OpenAI-compatible chat-completions endpoint (POST {BaseURL}/chat/
+// completions: OpenAI, Ollama's /v1, vLLM, llama.cpp server, LM Studio)
+// asked, during a consolidation run, for All-Mem's diagnosis of Split,
+// Merge and Update targets with confidences and for the segments of a
+// Split, as JSON only (All-Mem App. C.1, B.6). Its answers are
+// proposals: the executor accepts one only at a confidence of at least
+// Threshold (All-Mem Eq. 28) and after checking every rule of App. B.5
+// and C.2 — a Split's segments exact substrings of the memory, in order,
+// without overlap, covering it (extract.CheckSegments); a Merge of 2 to 4
+// memories; an Update whose new memory is newer; every memory named
+// exists, is current and was not edited earlier in the run — and
+// otherwise does nothing. When the endpoint fails (an error, a timeout, an
+// answer that is not the JSON asked for), the deterministic rules decide
+// instead. The planner is never on the read path.
+type PlannerOptions struct {
+	// BaseURL is the endpoint's base, http or https, e.g.
+	// "http://localhost:11434/v1" ("" for no planner).
+	BaseURL string
+	// Model is the chat model (required with BaseURL).
+	Model string
+	// APIKeyEnv is the name of the environment variable holding the
+	// bearer key, read at each request ("" for none).
+	APIKeyEnv string
+	// Threshold is θ, the confidence a proposal needs (default
+	// DefaultPlannerThreshold, 0.9; at most 1).
+	Threshold float64
+	// MaxTargets bounds the memories one run asks about (default
+	// DefaultPlannerTargets, 32); the rest are judged by the rules.
+	MaxTargets int
+	// Timeout bounds one request (default DefaultPlannerTimeout, 30 s).
+	Timeout time.Duration
+}
+
+// Defaults of PlannerOptions.
+const (
+	DefaultPlannerThreshold = 0.9
+	DefaultPlannerTargets   = 32
+	DefaultPlannerTimeout   = 30 * time.Second
+)
+
+// enabled reports whether a planner is configured.
+func (p PlannerOptions) enabled() bool { return p.BaseURL != "" }
+
+// withDefaults fills the zero fields of a configured planner.
+func (p PlannerOptions) withDefaults() PlannerOptions {
+	if !p.enabled() {
+		return p
+	}
+	if p.Threshold == 0 {
+		p.Threshold = DefaultPlannerThreshold
+	}
+	if p.MaxTargets == 0 {
+		p.MaxTargets = DefaultPlannerTargets
+	}
+	if p.Timeout == 0 {
+		p.Timeout = DefaultPlannerTimeout
+	}
+	return p
+}
+
+func (p PlannerOptions) validate() error {
+	if !p.enabled() {
+		if p != (PlannerOptions{}) {
+			return fmt.Errorf("%w: CollectionOptions.Planner is set without a BaseURL", ErrOptions)
+		}
+		return nil
+	}
+	u, err := url.Parse(p.BaseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL = %q, want an http or https URL", ErrOptions, p.BaseURL)
+	case u.User != nil || u.RawQuery != "":
+		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL must hold no credentials or query (use APIKeyEnv)", ErrOptions)
+	case len(p.BaseURL) > 2048:
+		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL is longer than 2048 bytes", ErrOptions)
+	case p.Model == "" || len(p.Model) > 256:
+		return fmt.Errorf("%w: CollectionOptions.Planner.Model is required (at most 256 bytes)", ErrOptions)
+	case len(p.APIKeyEnv) > 256 || strings.ContainsAny(p.APIKeyEnv, "= \t\n\x00"):
+		return fmt.Errorf("%w: CollectionOptions.Planner.APIKeyEnv = %q is not an environment variable name", ErrOptions, p.APIKeyEnv)
+	case !(p.Threshold >= 0 && p.Threshold <= 1):
+		return fmt.Errorf("%w: CollectionOptions.Planner.Threshold = %v, want 0 (the default) … 1", ErrOptions, p.Threshold)
+	case p.MaxTargets < 0 || p.MaxTargets > 1<<20:
+		return fmt.Errorf("%w: CollectionOptions.Planner.MaxTargets = %d, want 0 (the default) … %d", ErrOptions, p.MaxTargets, 1<<20)
+	case p.Timeout < 0 || p.Timeout > time.Hour:
+		return fmt.Errorf("%w: CollectionOptions.Planner.Timeout = %v, want 0 (the default) … 1h", ErrOptions, p.Timeout)
+	}
 	return nil
 }

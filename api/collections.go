@@ -20,6 +20,8 @@ type Collection struct {
 	Keys KeyPolicy `json:"keys"`
 	// Split says whether memories stating several facts are split.
 	Split SplitPolicy `json:"split"`
+	// Planner is its consolidation planner, if any.
+	Planner *Planner `json:"planner,omitempty"`
 	// Stored counts the memories stored, Visible those on the visible
 	// surface.
 	Stored  int `json:"stored"`
@@ -53,6 +55,28 @@ type CreateCollection struct {
 	// Split is "auto" (the default: a memory given as text that states
 	// several facts is split into one sibling per fact) or "off".
 	Split SplitPolicy `json:"split,omitzero"`
+	// Planner configures an optional LLM planner for consolidation (an
+	// OpenAI-compatible chat-completions endpoint among the server's
+	// allowed model URLs).
+	Planner *Planner `json:"planner,omitempty"`
+}
+
+// Planner configures a collection's consolidation planner
+// (tidemark.PlannerOptions): the name of the server's environment
+// variable holding the API key, never the key.
+type Planner struct {
+	// BaseURL is the endpoint, e.g. http://localhost:11434/v1.
+	BaseURL string `json:"base_url"`
+	// Model is the chat model.
+	Model string `json:"model"`
+	// APIKeyEnv names the server's environment variable holding the key.
+	APIKeyEnv string `json:"api_key_env,omitempty"`
+	// Threshold is the confidence a proposal needs (default 0.9).
+	Threshold float64 `json:"threshold,omitempty"`
+	// MaxTargets bounds the memories one run asks about (default 32).
+	MaxTargets int `json:"max_targets,omitempty"`
+	// TimeoutMS bounds one request, in milliseconds (default 30000).
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 // RemoteEmbedder configures a remote embedder: the name of the server's

@@ -24,8 +24,14 @@ type ConsolidationReport struct {
 	// Contradicted counts the memories penalised for losing a topic
 	// conflict's vote.
 	Contradicted int
-	// Split counts the memories split into siblings.
-	Split int
+	// Split counts the memories split into siblings; Updated the
+	// planner's updates applied.
+	Split, Updated int
+	// PlannerAsked counts the memories the planner was asked about,
+	// PlannerRejected its proposals refused (below the threshold or
+	// failing a check), PlannerFailed its failed requests (the rules
+	// decided instead).
+	PlannerAsked, PlannerRejected, PlannerFailed int
 	// Orphans lists superseded memories no current memory reaches
 	// through version links; empty unless something is broken.
 	Orphans []string
@@ -101,4 +107,7 @@ const (
 	// RuleSplit: a memory that stated several facts was split into
 	// siblings (one entry per sibling, Other the sibling).
 	RuleSplit Rule = "split"
+	// RuleUpdate: the planner's update: the newer memory (Other)
+	// supersedes the older.
+	RuleUpdate Rule = "update"
 )

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/api"
@@ -43,6 +44,16 @@ func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, t *Tok
 		if err := o.Split.UnmarshalText([]byte(req.Split)); err != nil {
 			return err
 		}
+	}
+	if p := req.Planner; p != nil {
+		if err := s.allowRemote(t, &api.RemoteEmbedder{BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv}); err != nil {
+			return err
+		}
+		if p.TimeoutMS < 0 || p.TimeoutMS > int64(time.Hour/time.Millisecond) {
+			return errf(http.StatusBadRequest, api.CodeInvalidArgument, "planner.timeout_ms = %d, want 0 (the default) … 3600000", p.TimeoutMS)
+		}
+		o.Planner = tidemark.PlannerOptions{BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv, Threshold: p.Threshold,
+			MaxTargets: p.MaxTargets, Timeout: time.Duration(p.TimeoutMS) * time.Millisecond}
 	}
 	if req.Remote != nil {
 		if err := s.allowRemote(t, req.Remote); err != nil {
@@ -113,6 +124,10 @@ func wireCollection(c *tidemark.Collection) api.Collection {
 		Split: api.SplitPolicy(o.Split.String()), Stored: stored, Visible: visible}
 	if o.Remote != (tidemark.RemoteEmbedder{}) {
 		out.Remote = &api.RemoteEmbedder{BaseURL: o.Remote.BaseURL, Model: o.Remote.Model, APIKeyEnv: o.Remote.APIKeyEnv}
+	}
+	if p := o.Planner; p.BaseURL != "" {
+		out.Planner = &api.Planner{BaseURL: p.BaseURL, Model: p.Model, APIKeyEnv: p.APIKeyEnv, Threshold: p.Threshold,
+			MaxTargets: p.MaxTargets, TimeoutMS: p.Timeout.Milliseconds()}
 	}
 	return out
 }

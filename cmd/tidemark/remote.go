@@ -237,6 +237,15 @@ func runHistory(args []string, stdout, stderr io.Writer) error {
 			to = v.ValidTo.Format(time.DateOnly)
 		}
 		fmt.Fprintf(stdout, "%-24s valid %s … %s  current %v  %s\n", v.ID, from, to, v.Visible != nil && *v.Visible, oneLine(v.Text, 50))
+		switch {
+		case len(v.SplitInto) > 0:
+			fmt.Fprintf(stdout, "%-24s   split by %s into %s\n", "", v.SplitRule, strings.Join(v.SplitInto, ", "))
+		case v.SplitFrom != "":
+			fmt.Fprintf(stdout, "%-24s   split from %s\n", "", v.SplitFrom)
+		}
+		if v.SupersededBy != "" {
+			fmt.Fprintf(stdout, "%-24s   superseded by %s\n", "", v.SupersededBy)
+		}
 	}
 	return nil
 }
