@@ -22,10 +22,11 @@ const (
 	QualityEvolving = "evolving" // MemStrata App. B: marker-free evolving facts
 	QualityVDD      = "vdd"      // VDD §4.7: real version facts (React, Python, Node.js)
 	QualityDrift    = "drift"    // VDD §4.2–4.6: drift scenarios
+	QualitySplit    = "split"    // All-Mem Split: multi-fact memories, one fact updated
 )
 
 // QualityBenchmarks lists every quality benchmark.
-var QualityBenchmarks = []string{QualityPolicy, QualitySweep, QualityEvolving, QualityVDD, QualityDrift}
+var QualityBenchmarks = []string{QualityPolicy, QualitySweep, QualityEvolving, QualitySplit, QualityVDD, QualityDrift}
 
 // QualityConfig configures RunQuality.
 type QualityConfig struct {
@@ -44,6 +45,11 @@ type QualityConfig struct {
 	// ../shared/data/vdd. The vdd benchmark is skipped, with a note, when
 	// it is missing.
 	VDDData string
+	// SplitData is the directory of the Split sets (dev/ and final/, each
+	// with multifact.jsonl and narrative.jsonl); default
+	// internal/heldout/split. The split benchmark is skipped, with a note,
+	// when none is there.
+	SplitData string
 	// Progress, when set, receives a line per phase.
 	Progress io.Writer
 	// Subwords embeds every text-only dataset with character n-grams
@@ -61,6 +67,7 @@ type QualityReport struct {
 	Policy   *PolicyReport   `json:"policy,omitempty"`
 	Sweep    []SweepRow      `json:"sweep,omitempty"`
 	Evolving *EvolvingReport `json:"evolving,omitempty"`
+	Split    *SplitReport    `json:"split,omitempty"`
 	VDD      *VDDReport      `json:"vdd,omitempty"`
 	Drift    *DriftReport    `json:"drift,omitempty"`
 	// Files are the datasets written under Out.
@@ -83,6 +90,9 @@ func RunQuality(ctx context.Context, cfg QualityConfig) (QualityReport, error) {
 		if !slices.Contains(QualityBenchmarks, b) {
 			return QualityReport{}, fmt.Errorf("bench: unknown quality benchmark %q (want some of %s)", b, strings.Join(QualityBenchmarks, ", "))
 		}
+	}
+	if cfg.SplitData == "" {
+		cfg.SplitData = filepath.Join("internal", "heldout", "split")
 	}
 	if cfg.VDDData == "" {
 		cfg.VDDData = filepath.Join("..", "shared", "data", "vdd")
@@ -112,6 +122,16 @@ func RunQuality(ctx context.Context, cfg QualityConfig) (QualityReport, error) {
 			var e EvolvingReport
 			if e, err = q.evolving(ctx); err == nil {
 				rep.Evolving = &e
+			}
+		case QualitySplit:
+			var s SplitReport
+			var skipped string
+			if s, skipped, err = q.split(ctx); err == nil {
+				if skipped != "" {
+					rep.Notes = append(rep.Notes, skipped)
+				} else {
+					rep.Split = &s
+				}
 			}
 		case QualityVDD:
 			var v VDDReport
@@ -238,6 +258,9 @@ func (r *QualityReport) WriteMarkdown(w io.Writer) error {
 	}
 	if r.Evolving != nil {
 		r.Evolving.markdown(b)
+	}
+	if r.Split != nil {
+		r.Split.markdown(b)
 	}
 	if r.VDD != nil {
 		r.VDD.markdown(b)
