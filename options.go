@@ -419,18 +419,25 @@ func (r RemoteEmbedder) validate(embedder string) error {
 		}
 		return nil
 	}
-	u, err := url.Parse(r.BaseURL)
+	return checkEndpoint("Remote", r.BaseURL, r.Model, r.APIKeyEnv)
+}
+
+// checkEndpoint checks a model endpoint's options (CollectionOptions.
+// Remote or Planner, named by field): an http or https base URL without
+// credentials or query, a model, and an environment variable's name.
+func checkEndpoint(field, baseURL, model, keyEnv string) error {
+	u, err := url.Parse(baseURL)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL = %q, want an http or https URL", ErrOptions, r.BaseURL)
+		return fmt.Errorf("%w: CollectionOptions.%s.BaseURL = %q, want an http or https URL", ErrOptions, field, baseURL)
 	case u.User != nil || u.RawQuery != "":
-		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL must hold no credentials or query (use APIKeyEnv)", ErrOptions)
-	case r.Model == "" || len(r.Model) > 256:
-		return fmt.Errorf("%w: CollectionOptions.Remote.Model is required (at most 256 bytes)", ErrOptions)
-	case len(r.BaseURL) > 2048:
-		return fmt.Errorf("%w: CollectionOptions.Remote.BaseURL is longer than 2048 bytes", ErrOptions)
-	case len(r.APIKeyEnv) > 256 || strings.ContainsAny(r.APIKeyEnv, "= \t\n\x00"):
-		return fmt.Errorf("%w: CollectionOptions.Remote.APIKeyEnv = %q is not an environment variable name", ErrOptions, r.APIKeyEnv)
+		return fmt.Errorf("%w: CollectionOptions.%s.BaseURL must hold no credentials or query (use APIKeyEnv)", ErrOptions, field)
+	case model == "" || len(model) > 256:
+		return fmt.Errorf("%w: CollectionOptions.%s.Model is required (at most 256 bytes)", ErrOptions, field)
+	case len(baseURL) > 2048:
+		return fmt.Errorf("%w: CollectionOptions.%s.BaseURL is longer than 2048 bytes", ErrOptions, field)
+	case len(keyEnv) > 256 || strings.ContainsAny(keyEnv, "= \t\n\x00"):
+		return fmt.Errorf("%w: CollectionOptions.%s.APIKeyEnv = %q is not an environment variable name", ErrOptions, field, keyEnv)
 	}
 	return nil
 }
@@ -583,18 +590,10 @@ func (p PlannerOptions) validate() error {
 		}
 		return nil
 	}
-	u, err := url.Parse(p.BaseURL)
+	if err := checkEndpoint("Planner", p.BaseURL, p.Model, p.APIKeyEnv); err != nil {
+		return err
+	}
 	switch {
-	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL = %q, want an http or https URL", ErrOptions, p.BaseURL)
-	case u.User != nil || u.RawQuery != "":
-		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL must hold no credentials or query (use APIKeyEnv)", ErrOptions)
-	case len(p.BaseURL) > 2048:
-		return fmt.Errorf("%w: CollectionOptions.Planner.BaseURL is longer than 2048 bytes", ErrOptions)
-	case p.Model == "" || len(p.Model) > 256:
-		return fmt.Errorf("%w: CollectionOptions.Planner.Model is required (at most 256 bytes)", ErrOptions)
-	case len(p.APIKeyEnv) > 256 || strings.ContainsAny(p.APIKeyEnv, "= \t\n\x00"):
-		return fmt.Errorf("%w: CollectionOptions.Planner.APIKeyEnv = %q is not an environment variable name", ErrOptions, p.APIKeyEnv)
 	case !(p.Threshold >= 0 && p.Threshold <= 1):
 		return fmt.Errorf("%w: CollectionOptions.Planner.Threshold = %v, want 0 (the default) … 1", ErrOptions, p.Threshold)
 	case p.MaxTargets < 0 || p.MaxTargets > 1<<20:

@@ -11,9 +11,7 @@
 package heldout
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"time"
@@ -35,28 +33,20 @@ type Pair struct {
 
 // Load reads a JSON Lines pair file, strictly.
 func Load(path string) ([]Pair, error) {
-	f, err := os.Open(path)
+	pairs, err := loadJSONL[Pair](path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []Pair
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		var p Pair
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
+	for n, p := range pairs {
 		first, second := p.Old, p.New
 		if first == "" {
 			first, second = p.A, p.B
 		}
 		if p.ID == "" || first == "" || second == "" {
-			return nil, fmt.Errorf("%s:%d: a pair needs an id and two statements", path, n)
+			return nil, fmt.Errorf("%s:%d: a pair needs an id and two statements", path, n+1)
 		}
-		out = append(out, p)
 	}
-	return out, sc.Err()
+	return pairs, nil
 }
 
 // Outcome is what the engine did with one pair.

@@ -67,7 +67,7 @@ func TestClient(t *testing.T) {
 			w.WriteHeader(500)
 			return
 		case "403":
-			http.Error(w, "key sk-secret-123 refused", 403)
+			http.Error(w, "key sk-secret-123 refused", http.StatusForbidden)
 			return
 		}
 		answer(w, `{"split_tasks":[{"node_id":"n1","reason":"two topics","confidence":0.93}],"merge_tasks":[],"update_tasks":[]}`)
