@@ -282,6 +282,11 @@ type PutResult struct {
 // except when two Puts race with one id: both pass that check, the first
 // in log order wins, and the other Put's memory is reported Rejected (its
 // other memories are written) with an error wrapping ErrExists.
+//
+// In a collection that splits (CollectionOptions.Split), a memory given
+// as text that states several facts is stored as archived evidence beside
+// one sibling per statement, "ID#1", "ID#2", …; its result lists them
+// (PutResult.Split) and what they superseded.
 func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
