@@ -56,8 +56,11 @@ const (
 //     9 and closes at 6"), and so is one with the same subject and verb as
 //     the statement before it (clauses sharing subject and relation are
 //     one statement: "accepts Visa and accepts Mastercard");
-//   - at least one statement is keyed by [Key] (a split is for
-//     supersession to act on the right part);
+//   - one statement is keyed by [Key] (or every statement holds a value:
+//     a number, a name, a code value), and at most one has neither key
+//     nor value: a split is for supersession to act on the right part,
+//     and clauses without a value ("the valve closes, and the line shuts
+//     down") are more often a story's steps than facts;
 //   - narrative is protected (All-Mem's "narrative protection", App. C.1):
 //     a text with speaker turns ("User:", "Ana: … Ben: …"), reported
 //     speech (said, asked, told…), a first-person speaker (I, we, me, us),
@@ -76,9 +79,13 @@ func Split(text string) []Segment {
 		return nil
 	}
 	first := lead(toks)
-	for _, t := range toks[:first] {
+	for k, t := range toks[:first] {
 		if sequenceHeadings[t.lower] {
 			return nil // "Timeline:", "Steps:": a sequence, however its parts read
+		}
+		if third, known := verbForm(t.lower); copulas[t.lower] || pastCopulas[t.lower] ||
+			k > 0 && !strings.HasPrefix(t.trail, ":") && (known && third || len(t.lower) >= 4 && strings.HasSuffix(t.lower, "s") && prepositions[toks[k+1].lower]) {
+			return nil // a sentence that announces a list ("The display goes up in stages:"), not a heading
 		}
 	}
 	// Pieces between candidate cuts: [first token, end token), starting
@@ -135,7 +142,7 @@ func Split(text string) []Segment {
 	curSt := statement(cur.i, cur.j, false)
 	for _, p := range pieces[1:] {
 		ps := statement(p.i, p.j, true)
-		if curSt.clause && ps.clause && ps.head != curSt.head {
+		if curSt.clause && ps.clause && !sameHead(ps.head, curSt.head) {
 			out = append(out, curSt)
 			cur, curSt = p, ps
 			continue
@@ -148,7 +155,7 @@ func Split(text string) []Segment {
 		return nil
 	}
 	segs := make([]Segment, len(out))
-	keyed := false
+	keyed, bare := false, 0
 	for i, st := range out {
 		if !st.clause {
 			return nil
@@ -156,12 +163,39 @@ func Split(text string) []Segment {
 		segs[i] = st.seg
 		segs[i].Fact, segs[i].Keyed = Key(st.seg.Text)
 		keyed = keyed || segs[i].Keyed
+		if !segs[i].Keyed && !hasValue(st.seg.Text) {
+			bare++
+		}
 	}
-	if !keyed {
-		return nil
+	if !keyed && bare > 0 || bare > 1 {
+		return nil // "the valve closes, and the line shuts down": a story's steps
 	}
 	return segs
 }
+
+// sameHead reports whether two clause heads share subject and verb: the
+// same verb, and the later subject's words among the earlier's ("the
+// onboarding buddy helps" / "the buddy also helps"; not "the Paris office
+// opens" / "the Lyon office opens").
+func sameHead(later, earlier string) bool {
+	lw, ew := strings.Fields(later), strings.Fields(earlier)
+	if len(lw) == 0 || len(ew) == 0 || lw[len(lw)-1] != ew[len(ew)-1] {
+		return false
+	}
+	have := map[string]bool{}
+	for _, w := range ew[:len(ew)-1] {
+		have[w] = true
+	}
+	for _, w := range lw[:len(lw)-1] {
+		if !have[w] && !headAdverbs[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// headAdverbs may stand between a subject and its verb.
+var headAdverbs = wordSet("also still too only now currently usually always often")
 
 // lead returns the first token of a text's statements: past a heading
 // ("Release notes:", at most maxHeading words ending in a colon) and
@@ -194,6 +228,15 @@ func clauseHead(text string) (string, bool) {
 	if s == nil || len(s.toks) < 3 || !s.statement(false) || pronounSubjects[s.toks[0].lower] {
 		return "", false
 	}
+	if s.findVerb() && s.mv >= 1 && s.mv+1 < len(s.toks) {
+		// findVerb's last resort, a word in -s after the subject, is a
+		// plural noun when a phrase follows it ("the windows in
+		// November"), unless the lists know it as a verb.
+		w := s.toks[s.mv].lower
+		if _, known := verbForm(w); !known && !copulas[w] && prepositions[s.toks[s.mv+1].lower] {
+			return "", false
+		}
+	}
 	if !s.findVerb() || s.mv < 1 {
 		// findVerb refuses what Key cannot key (a past copula, a verb it
 		// does not know): the first copula, passive or third-person verb
@@ -202,7 +245,20 @@ func clauseHead(text string) (string, bool) {
 		for k := 1; k < len(s.toks)-1 && s.mv < 0; k++ {
 			w := s.toks[k].lower
 			third, known := verbForm(w)
-			if s.word(k) && (copulas[w] || pastCopulas[w] && k+1 < len(s.toks) && participleShape(s.toks[k+1].lower) || known && third) {
+			prev := s.toks[k-1].lower
+			switch {
+			case !s.word(k):
+			case copulas[w] || pastCopulas[w] || known && third:
+				s.mv = k
+			case isLower(s.toks[k].core) && !determinersEd[prev] && !prepositions[prev] && !conjunctions[prev] && !prepositions[w] &&
+				(len(w) >= 4 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") &&
+					!prepositions[s.toks[k+1].lower] ||
+					(pluralNoun(s.toks[k-1]) || pluralHeads[prev]) && s.word(k-1) && !strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ed")):
+				// A verb the lists lack: a third-person form in -s before
+				// its object ("totals €12,480", "tops out"; not a plural
+				// noun before a phrase: "the windows in November"), or a
+				// base form after a plural noun ("late payments incur",
+				// "junior staff give").
 				s.mv = k
 			}
 		}
@@ -211,8 +267,8 @@ func clauseHead(text string) (string, bool) {
 		}
 	}
 	for k := 1; k <= s.mv && k < len(s.toks); k++ {
-		if past(s.toks, k) {
-			return "", false
+		if past(s.toks, k) && !(k == s.mv && pastCopulas[s.toks[k].lower] && k+1 < len(s.toks) && !s.word(k+1)) {
+			return "", false // (a past copula before a value reports the value: "the fill volume was 500 ml")
 		}
 	}
 	var b strings.Builder
@@ -226,13 +282,22 @@ func clauseHead(text string) (string, bool) {
 	return b.String(), true
 }
 
+// determiners before a word in -ed make it an adjective.
+var determinersEd = wordSet("the a an this that these those each every our your its their his her my")
+
 // past reports whether toks[k] is a past-tense verb: a past copula or
 // auxiliary, an irregular past form, or a word in -ed that no copula or
-// auxiliary makes a participle ("is zoned", "has been moved").
+// auxiliary makes a participle ("is zoned", "has been moved") and no
+// determiner an adjective ("the locked rate"). A past copula before a
+// value is a reported value ("the batch size was 5,000 bottles"), which
+// reportedValue tells.
 func past(toks []token, k int) bool {
 	w := toks[k].lower
 	if pastCopulas[w] && k+1 < len(toks) && participleShape(toks[k+1].lower) {
 		return false // a dated passive fact: "was filed on 8 January"
+	}
+	if k > 0 && determinersEd[toks[k-1].lower] {
+		return false // an adjective: "the locked rate", "the redesigned search"
 	}
 	if pastCopulas[w] || pastForms[w] {
 		return true
@@ -249,6 +314,16 @@ func past(toks []token, k int) bool {
 		}
 	}
 	return true
+}
+
+// pluralHeads are plural nouns without an -s.
+var pluralHeads = wordSet("staff people children personnel")
+
+// hasValue reports whether a statement holds a value span (a number, a
+// name, a code value, a quoted string).
+func hasValue(text string) bool {
+	s := parse(text)
+	return s != nil && len(s.spans) > 0
 }
 
 // participleShape reports a word shaped like a past participle.
@@ -278,15 +353,22 @@ func cutAfter(toks []token, k int) (next int, ok bool) {
 		return skipAlso(k + 1), true
 	case strings.ContainsAny(trail, ".!?") && !strings.ContainsAny(trail, ",:") && startsUpperOrDigit(n.lead+n.core) && !abbreviation(t):
 		return k + 1, true
-	case joinWords[n.lower] && n.lead == "" && n.trail == "" && (trail == "" || trail == ","):
+	case joinWords[n.lower] && n.lead == "" && n.trail == "" && (trail == "" || commaAfter(trail)):
 		if k+3 < len(toks) && (toks[k+2].lower == "a" || toks[k+2].lower == "an") && fractions[toks[k+3].lower] {
 			return 0, false // "three and a half minutes"
 		}
 		return skipAlso(k + 2), true
-	case trail == ",":
+	case commaAfter(trail):
 		return k + 1, true
 	}
 	return 0, false
+}
+
+// commaAfter reports a trail that is a comma, after closing quotes or
+// brackets ("'Find anything',").
+func commaAfter(trail string) bool {
+	body, ok := strings.CutSuffix(trail, ",")
+	return ok && strings.Trim(body, closeQuote+")]") == ""
 }
 
 // joinWords are the coordinating words Split cuts before (and drops).
@@ -309,36 +391,46 @@ var auxiliaries = wordSet("is are be been being am has have get gets getting rem
 // participles — put, set, cost, read, hit — are left out).
 var pastForms = wordSet(`had did went came saw took made got gave found left ran began brought bought caught drove fell felt
 	flew forgot held kept knew led lost met paid rode said sent sat slept sold spent spoke stood stole swam taught
-	thought told threw understood woke won wore wrote broke chose drew drank ate grew hid built became arrived`)
+	thought told threw understood woke won wore wrote broke chose drew drank ate grew hid built became arrived
+	rose rang sang sank shrank struck swore tore hung dug fled fought sought slid spun stuck swept swung wept bent
+	lent meant dealt shook froze`)
 
 // notPast are words in -ed that are not verbs.
 var notPast = wordSet("hundred kindred sacred naked wicked rugged beloved dogged ragged shed bed red wed fed led")
 
 // sequenceHeadings in a heading announce a sequence.
-var sequenceHeadings = wordSet("timeline steps procedure instructions sequence story recap itinerary chronology history minutes log")
+var sequenceHeadings = wordSet("timeline steps procedure instructions sequence story itinerary chronology schedule agenda")
 
 // sequenceWords open a piece of a narrative sequence.
-var sequenceWords = wordSet("then later next finally afterwards afterward eventually meanwhile subsequently first second third lastly")
+var sequenceWords = wordSet(`then later next finally afterwards afterward eventually meanwhile subsequently first second third lastly
+	so because therefore thus hence consequently`)
 
 // speechWords report speech, firstPerson marks a first-person speaker.
 var (
-	speechWords = wordSet("said says asked asks told tells replied replies answered answers wrote writes shouted explained explains")
-	firstPerson = wordSet("i we me us i'm we're i've we've i'd we'd i'll we'll")
+	speechWords = wordSet("said says asked told replied answered shouted explained")
+	// speakerRoles tag a turn of a dialogue even alone ("User: …").
+	speakerRoles = wordSet("user assistant system speaker customer agent interviewer interviewee host guest caller q a")
+	firstPerson  = wordSet("i we me us i'm we're i've we've i'd we'd i'll we'll")
 )
 
 // narrative reports a text Split keeps whole whatever its clauses: speaker
 // turns, reported speech, a first-person speaker.
 func narrative(toks []token) bool {
+	tags := 0
 	for k, t := range toks {
 		if speechWords[t.lower] || firstPerson[t.lower] {
 			return true
 		}
 		// A speaker tag: a capitalised word (or two) ending in a colon at
-		// the start of the text or of a sentence.
+		// the start of the text or of a sentence. One alone is a heading
+		// ("Golf:"), unless it names a role ("User:"); two are turns.
 		if strings.HasPrefix(t.trail, ":") && k+1 < len(toks) && startsUpperOrDigit(t.core) {
 			if k == 0 || strings.ContainsAny(toks[k-1].trail, ".!?") ||
 				k == 1 && startsUpperOrDigit(toks[0].core) {
-				return true
+				tags++
+				if tags == 2 || speakerRoles[t.lower] {
+					return true
+				}
 			}
 		}
 	}
@@ -347,7 +439,7 @@ func narrative(toks []token) bool {
 
 // titles and other short words end in a period without ending a sentence
 // (beside abbreviations).
-var titles = wordSet("mr mrs ms dr prof st mt no vs etc inc ltd co corp jr sr e.g i.e approx dept est fig jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun")
+var titles = wordSet("mr mrs ms dr prof st mt no v vs etc inc ltd co corp jr sr e.g i.e approx dept est fig jan feb mar apr jun jul aug sep sept oct nov dec mon tue wed thu fri sat sun")
 
 // abbreviation reports whether t's period marks an abbreviation or an
 // initial rather than a sentence end.

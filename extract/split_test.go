@@ -37,6 +37,18 @@ func TestSplit(t *testing.T) {
 			[]string{"the VPN gateway is vpn-eu.example.net", "the on-call rotation switches every Monday at 10:00", "Dr. Reyes approves refunds"}},
 		{"The trademark application was filed on 8 January, and the examiner is Harold Kim.",
 			[]string{"The trademark application was filed on 8 January", "the examiner is Harold Kim."}},
+		{"Our NPS for Q2 was 41, and the churn rate for Q2 was 2.8 percent.", // reported values
+			[]string{"Our NPS for Q2 was 41", "the churn rate for Q2 was 2.8 percent."}},
+		{"The locked mortgage rate is 5.1 percent, and the closing date is August 14.", // an adjective in -ed
+			[]string{"The locked mortgage rate is 5.1 percent", "the closing date is August 14."}},
+		{"Invoices are due within 30 days; late payments incur a 2% monthly fee.", // a verb the lists lack
+			[]string{"Invoices are due within 30 days", "late payments incur a 2% monthly fee."}},
+		{"Golf: my handicap is 14 and the club's membership fee is 1,900 dollars a year.", // a heading, not a speaker
+			[]string{"my handicap is 14", "the club's membership fee is 1,900 dollars a year."}},
+		{"The search bar placeholder reads 'Find anything', but the empty state headline reads 'Nothing here yet'.",
+			[]string{"The search bar placeholder reads 'Find anything'", "the empty state headline reads 'Nothing here yet'."}},
+		{"Unit 4B has two bedrooms, while Unit 6A has three bedrooms.", // nothing keys, every statement holds a value
+			[]string{"Unit 4B has two bedrooms", "Unit 6A has three bedrooms."}},
 		// One statement.
 		{"The API rate limit is 100 requests per minute.", nil},
 		{"The Breva kettle boils a full jug in three and a half minutes.", nil},
@@ -54,6 +66,12 @@ func TestSplit(t *testing.T) {
 		{"Maria said the depot opens at 6 and the shop opens at 8.", nil},
 		{"The crew loads the truck at 6, then the driver leaves the depot at 7.", nil},
 		{"Timeline for the audit: fieldwork starts on 3 March; the draft report follows on 28 March.", nil},
+		{"The race day schedule: bib pickup at 6:00, wave one starts at 7:00, and the awards ceremony is at noon.", nil},
+		{"The display goes up in stages: autumn décor in September, and the Christmas windows in mid-November.", nil},
+		{"Line 2 runs on weekdays, and Line 2 also runs on Saturday mornings during peak season.", nil},
+		{"The buddy helps with tools, and the buddy also helps with introductions.", nil},
+		{"Prices rise in winter because demand grows, so the shop orders 40 crates early.", nil},
+		{"The pump stops at 6, the valve closes, and the line shuts down.", nil},
 		// Nothing to key.
 		{"Ana manages the store and Ben runs the cafe.", nil},
 	} {
