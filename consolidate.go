@@ -67,7 +67,7 @@ const (
 	// was split into siblings, one per statement (All-Mem's Split, App.
 	// B.2.1; CollectionOptions.Split): one entry per sibling, ID the
 	// original and Other the sibling, reason SPLIT_RULES (extract.Split)
-	// or SPLIT_PLANNER (a checked plan of ConsolidateOptions.Planner).
+	// or SPLIT_PLANNER (a checked plan of CollectionOptions.Planner).
 	// Splits made at Put are audited under the Put's record.
 	RuleSplit
 	// RuleUpdate: a planner's Update (All-Mem App. B.2.3), accepted at
@@ -203,7 +203,9 @@ type ConsolidateOptions struct {
 	// Budget bounds the time a run spends relating new memories (default
 	// DefaultBudget, 30 s): when it is spent, the memories related so far
 	// are promoted and the rest wait for the next run (the report says
-	// Truncated).
+	// Truncated). The planner (CollectionOptions.Planner) is asked about
+	// no more memories once the run's budget is spent; a request already
+	// made can overrun it by its timeout and retries.
 	Budget time.Duration
 	// Exact finds the neighbours by a scan of the whole column store (the
 	// fused stage's ScoreMany), the reference. By default a collection
@@ -363,6 +365,10 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 	if err != nil {
 		return rep, err
 	}
+	// The rules leave alone what the first stage changes (a row the
+	// planner merged away gets no dependency; a row being split no
+	// lifecycle step): the next run judges them afresh.
+	edits = slices.DeleteFunc(edits, func(e edit) bool { return sp.used[e.row] || e.linksRows() && sp.used[e.other] })
 	edits = append(sp.edits, edits...)
 	rep.Truncated = truncated
 	var done []edit
@@ -379,6 +385,7 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		}
 		rep.Seq, done = res.cons.seq, res.cons.applied
 	}
+	c.splitScan = sp.next // only once the run is logged
 	// The counts are of the edits applied (an edit a concurrent write made
 	// moot is skipped).
 	for _, e := range done {
@@ -585,6 +592,7 @@ func (l *ledger) consolidate(edits []edit, seeds []int, mems []Memory, seq uint6
 				continue
 			}
 			l.supersede(e.row, e.other, touched)
+			l.leaveChain(e.row)
 		case RuleLifecycle:
 			if !r.visible || r.superseded || r.status != temporal.Status(e.other) {
 				continue // superseded, expired or moved since the plan
@@ -682,6 +690,10 @@ func (l *ledger) consolidate(edits []edit, seeds []int, mems []Memory, seq uint6
 	l.rippleSeeds = slices.DeleteFunc(l.rippleSeeds, func(sd int) bool { return done[sd] })
 	return res
 }
+
+// linksRows reports whether the edit's other field names a row (not a
+// status, as a lifecycle edit's does).
+func (e *edit) linksRows() bool { return e.rule != RuleLifecycle && e.rule != RuleExpired }
 
 // valid checks an edit's rows and values against a ledger of n rows.
 func (e *edit) valid(n int) bool {

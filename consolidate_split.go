@@ -27,6 +27,11 @@ import (
 type splitStage struct {
 	edits []edit   // RuleSplit, then RuleMerge and RuleUpdate from the planner
 	mems  []Memory // the siblings, each run of them after its original's edit
+	// used marks the rows these edits change: the rules' edits of the
+	// same run leave them alone (All-Mem's applicability, App. C.2).
+	used map[int]bool
+	// next is where the scan resumes once the run is logged.
+	next int
 	// Asked counts the memories the planner was asked about; Rejected its
 	// proposals refused (below θ, or failing a check); Failed its
 	// requests that failed (the rules decided instead).
@@ -43,8 +48,27 @@ type splitTarget struct {
 	t       time.Time // its transaction time, for the planner
 }
 
-// maxSplitScan bounds the memories one run examines for a split.
-const maxSplitScan = 50000
+// maxSplitScan bounds the memories one run examines for a split, and
+// maxSplitsPerRun the splits it makes (the siblings' vectors travel in the
+// run's one log record, which must also stay under half of
+// Options.MaxRecordBytes).
+const (
+	maxSplitScan    = 50000
+	maxSplitsPerRun = 1024
+)
+
+// plannerEditable reports whether the planner may merge or update row j:
+// current, not a document chunk or an event (which chains and windows
+// govern), and without a caller's key (an extracted one only when it is
+// alone in its chain). c.mu held.
+func (c *Collection) plannerEditable(j int) bool {
+	r := c.rows.at(j)
+	m := &r.mem
+	if !r.visible || r.superseded || m.DocID != "" || m.Kind == temporal.Event {
+		return false
+	}
+	return m.Subject == "" || m.KeyRule != "" && len(c.byKey[r.key]) == 1
+}
 
 // splitCandidate reports whether row j may be split by consolidation: on
 // the surface and current, keyable text embedded by the collection, not a
@@ -66,7 +90,7 @@ func (c *Collection) splitCandidate(j int) bool {
 // planSplits runs the first stage: it examines up to maxSplitScan memories
 // from the scan cursor (c.consMu held).
 func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, deadline time.Time) (splitStage, error) {
-	var st splitStage
+	st := splitStage{used: map[int]bool{}, next: c.splitScan}
 	if c.opts.Split != SplitAuto || c.opts.Keys != KeysAuto || c.emb == nil {
 		return st, nil
 	}
@@ -86,10 +110,11 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 		targets = append(targets, t)
 	}
 	c.mu.RUnlock()
-	c.splitScan = end
+	st.next = end
 
-	used := map[int]bool{} // rows an earlier edit of this run changes
+	used := st.used // rows an earlier edit of this run changes
 	taken := map[string]bool{}
+	room := c.db.opts.MaxRecordBytes / 2
 	type split struct {
 		t    splitTarget
 		segs []extract.Segment
@@ -101,6 +126,10 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
 			return st, err
+		}
+		if len(splits) == maxSplitsPerRun || room <= 0 || len(st.edits) >= o.MaxEdits/2 {
+			st.next = t.row // the rest wait for the next run
+			break
 		}
 		if used[t.row] {
 			continue
@@ -130,6 +159,9 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 		}
 		splits = append(splits, split{t, segs, rule})
 		used[t.row] = true
+		for _, sg := range segs {
+			room -= 4*c.opts.Dim + len(sg.Text) + 256
+		}
 	}
 	if len(splits) == 0 && len(merges) == 0 && len(updates) == 0 {
 		return st, nil
@@ -192,8 +224,7 @@ func (c *Collection) askPlanner(ctx context.Context, t splitTarget, used map[int
 		if !ok || c.rows.at(j).mem.ID != id || used[j] {
 			return 0, false
 		}
-		r := c.rows.at(j)
-		return j, r.visible && !r.superseded
+		return j, c.plannerEditable(j)
 	}
 	for _, task := range d.Split {
 		if task.NodeID != t.mem.ID || !(task.Confidence >= theta) || segs != nil {
@@ -312,15 +343,7 @@ func (l *ledger) applySplitEdit(e edit, mems []Memory, tx float64, seq uint64, t
 			return false
 		}
 	}
-	ids := make([]string, len(sibs))
-	rows := make([]int, 0, len(sibs))
-	for i := range sibs {
-		l.putOne(&sibs[i], tx, touched)
-		ids[i] = sibs[i].ID
-		rows = append(rows, l.byID[sibs[i].ID])
-	}
-	rest := r.mem.own()
-	rest.SplitInto, rest.SplitRule = ids, sibs[0].SplitRule
-	l.splitOff(e.row, rows, tx, seq, sibs[0].SplitRule, touched)
+	rows, ids := l.putSiblings(sibs, make([]PutResult, len(sibs)), tx, touched)
+	l.splitOff(e.row, rows, ids, tx, seq, sibs[0].SplitRule, touched)
 	return true
 }

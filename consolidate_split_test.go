@@ -91,6 +91,20 @@ func TestConsolidationSplits(t *testing.T) {
 	db = openTest(t, dir, nil)
 	defer db.Close()
 	check(db)
+	c, _ = db.Collection("notes")
+	// The original left its chain: restating the part it stated (no
+	// longer current: upd superseded it) starts the fact afresh, never
+	// folding into the archived evidence.
+	if c.opts.Split = SplitOff; true {
+		res, err := c.Put(ctx, []Memory{{ID: "again", Text: twoFacts}})
+		c.opts.Split = SplitAuto
+		if err != nil || res[0].Outcome != Stored || res[0].Into != "" {
+			t.Fatalf("restating the original: %+v %v", res, err)
+		}
+		if err := c.checkLinks(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // fakePlanner is an in-process chat-completions endpoint whose answers a

@@ -222,8 +222,10 @@ func (l *ledger) applyLink(g *links.Graph, op linkOp) error {
 // creation time, on the surface or not), a version link from each row to
 // every row it superseded, absorbed or was split from, sibling links
 // among the siblings of a split, the dependencies and the
-// contradictions. The engine's link types are uncapped, so the graph does
-// not depend on the order the links were added in (links.Graph).
+// contradictions. The engine's link types are uncapped but for sibling
+// links (cap_β, links.DefaultCapSibling, kept by a total order: time, then
+// id), so the graph does not depend on the order the links were added in
+// (links.Graph).
 func (l *ledger) buildLinks() (*links.Graph, error) {
 	g, err := links.New(nil)
 	if err != nil {

@@ -98,7 +98,7 @@ type Memory struct {
 	// its belief retired when it was split (at once when split at Put).
 	// SplitFrom, on a sibling, names that memory. SplitRule says what
 	// decided the split: "rules" (extract.Split) or "planner" (a
-	// consolidation's LLM planner, ConsolidateOptions.Planner).
+	// consolidation's LLM planner, CollectionOptions.Planner).
 	SplitInto []string
 	SplitFrom string
 	SplitRule string

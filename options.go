@@ -533,8 +533,9 @@ func (p *SplitPolicy) UnmarshalText(b []byte) error {
 // and C.2 — a Split's segments exact substrings of the memory, in order,
 // without overlap, covering it (extract.CheckSegments); a Merge of 2 to 4
 // memories; an Update whose new memory is newer; every memory named
-// exists, is current and was not edited earlier in the run — and
-// otherwise does nothing. When the endpoint fails (an error, a timeout, an
+// exists, is current, was not edited earlier in the run, and is neither a
+// document chunk, an event nor keyed by its caller — and otherwise does
+// nothing (the rules' edits of the same run leave alone what it changed). When the endpoint fails (an error, a timeout, an
 // answer that is not the JSON asked for), the deterministic rules decide
 // instead. The planner is never on the read path.
 type PlannerOptions struct {

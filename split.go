@@ -88,8 +88,13 @@ func (c *Collection) splitBatch(batch []Memory) []Memory {
 	}
 	var splits []split
 	taken := make(map[string]bool, len(batch))
+	// The siblings must not push the record past its limit: the batch's
+	// size counts, and a memory whose siblings do not fit stays whole (the
+	// next consolidation runs split it).
+	room := c.db.opts.MaxRecordBytes * 3 / 4
 	for i := range batch {
 		taken[batch[i].ID] = true
+		room -= memoryBytes(&batch[i], c.opts.Dim)
 	}
 	c.mu.RLock()
 	for i := range batch {
@@ -105,6 +110,14 @@ func (c *Collection) splitBatch(batch []Memory) []Memory {
 			continue
 		}
 		if sibs := c.siblings(m, segs, splitByRules, taken); sibs != nil {
+			need := 0
+			for k := range sibs {
+				need += memoryBytes(&sibs[k], c.opts.Dim)
+			}
+			if need > room {
+				continue
+			}
+			room -= need
 			for _, s := range sibs {
 				taken[s.ID] = true
 			}
@@ -129,6 +142,10 @@ func (c *Collection) splitBatch(batch []Memory) []Memory {
 	}
 	return append(out, batch[next:]...)
 }
+
+// memoryBytes estimates what a memory adds to a log record (its vector
+// of dim dimensions, once embedded, its text, and the rest).
+func memoryBytes(m *Memory, dim int) int { return 4*dim + len(m.Text) + 256 }
 
 // foldSplits folds the results of a batch's siblings into their
 // original's: the siblings it was split into, and what they superseded.
@@ -183,37 +200,65 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 		}
 		return out
 	}
-	sibs := make([]int, 0, len(ms)-1)
-	for k := 1; k < len(ms); k++ {
-		out[k] = l.putOne(&ms[k], tx, touched)
-		sibs = append(sibs, l.byID[ms[k].ID])
-	}
-	out[0].Split = slices.Clone(orig.SplitInto)
-	l.splitOff(j, sibs, tx, seq, orig.SplitRule, touched)
+	rows, ids := l.putSiblings(ms[1:], out[1:], tx, touched)
+	out[0].Split = ids
+	l.splitOff(j, rows, ids, tx, seq, orig.SplitRule, touched)
 	return out
 }
 
+// putSiblings writes the siblings of a split by the write path (results
+// into out) and returns the rows and ids of those stored as memories of
+// their own. A sibling that restates a current memory is folded into it
+// (Reinforced) like any restatement and is no sibling: that memory is not
+// linked to the split, so no memory gains a false version or sibling link.
+func (l *ledger) putSiblings(sibs []Memory, out []PutResult, tx float64, touched map[int]bool) (rows []int, ids []string) {
+	for k := range sibs {
+		out[k] = l.putOne(&sibs[k], tx, touched)
+		if out[k].Outcome != Stored {
+			continue
+		}
+		if j, ok := l.byID[sibs[k].ID]; ok && l.rows.at(j).mem.ID == sibs[k].ID {
+			rows, ids = append(rows, j), append(ids, sibs[k].ID)
+		}
+	}
+	return rows, ids
+}
+
 // splitOff archives row j as the evidence its siblings (the rows sibs,
-// where the sibling memories landed) were split from, at transaction time
-// tx: its belief retired, off the surface, a version link from each
-// sibling and sibling links among them; audited in the record seq.
-func (l *ledger) splitOff(j int, sibs []int, tx float64, seq uint64, rule string, touched map[int]bool) {
+// named ids) were split from, at transaction time tx: its belief retired,
+// off the surface, out of its fact chain (a later restatement of its text
+// must not fold into the evidence), a version link from each sibling and
+// sibling links among them; audited in the record seq. The memory records
+// its siblings' ids (Memory.SplitInto), from which a snapshot's load
+// derives the links. With no sibling of its own (each restated a current
+// memory) it is archived all the same, and stays a root of its own.
+func (l *ledger) splitOff(j int, sibs []int, ids []string, tx float64, seq uint64, rule string, touched map[int]bool) {
 	r := l.rows.at(j)
 	if _, ok := touched[j]; !ok {
 		touched[j] = r.visible
 	}
+	rest := r.mem.own()
+	rest.SplitInto, rest.SplitRule = slices.Clone(ids), rule
+	l.leaveChain(j)
 	cur := &r.states[len(r.states)-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
 	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
 	if r.visible {
 		l.visible--
 	}
-	r.visible, r.superseded, r.supersededBy, r.status = false, true, sibs[0], temporal.Archived
-	r.lists().splitInto = slices.Clone(sibs)
+	r.visible, r.status = false, temporal.Archived
+	if len(sibs) > 0 {
+		r.superseded, r.supersededBy = true, sibs[0]
+		r.lists().splitInto = slices.Clone(sibs)
+	}
 	l.syncCounters(j)
 	l.offSurface(j)
 	l.hide(j)
 	at := fromDays(tx)
+	if len(sibs) == 0 {
+		l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RuleSplit, ID: r.mem.ID,
+			Reason: "SPLIT_" + ruleReason(rule) + "_RESTATED"})
+	}
 	for _, s := range sibs {
 		sr := l.rows.at(s)
 		if !slices.Contains(sr.supersedes, j) {
@@ -229,6 +274,24 @@ func (l *ledger) splitOff(j int, sibs []int, tx float64, seq uint64, rule string
 				l.addEdge(links.Sibling, a, b)
 			}
 		}
+	}
+}
+
+// leaveChain takes row j, which an operator archives, out of its fact
+// chain, where it is the current tail (operators archive only current
+// memories that are alone in their chain or have no key): a restatement
+// of its value then starts the chain again instead of folding into
+// archived evidence.
+func (l *ledger) leaveChain(j int) {
+	r := l.rows.at(j)
+	if r.key.IsZero() {
+		return
+	}
+	chain := slices.DeleteFunc(slices.Clone(l.byKey[r.key]), func(x int) bool { return x == j })
+	if len(chain) == 0 {
+		delete(l.byKey, r.key)
+	} else {
+		l.byKey[r.key] = chain
 	}
 }
 
@@ -251,7 +314,7 @@ func (l *ledger) linkSplits() error {
 		sibs := make([]int, 0, len(r.mem.SplitInto))
 		for _, id := range r.mem.SplitInto {
 			s, ok := l.byID[id]
-			if !ok {
+			if !ok || l.rows.at(s).mem.ID != id {
 				return fmt.Errorf("memory %q: sibling %q is missing", r.mem.ID, id)
 			}
 			sibs = append(sibs, s)

@@ -106,9 +106,10 @@ func TestSplitAtPut(t *testing.T) {
 		}
 	}
 	check(db)
-	// A retry of the first Put changes nothing and splits nothing again.
+	// A retry of the first Put changes nothing, splits nothing again, and
+	// says what the first split made.
 	res, err = c.Put(ctx, []Memory{{ID: "m1", Text: text, ValidFrom: day(2025, 1, 1)}})
-	if err != nil || res[0].Outcome != Unchanged || res[0].Split != nil {
+	if err != nil || res[0].Outcome != Unchanged || !slices.Equal(res[0].Split, []string{"m1#1", "m1#2"}) {
 		t.Fatalf("retry: %+v %v", res, err)
 	}
 	if n, _ := c.Len(); n != 4 {
@@ -175,6 +176,43 @@ func TestSplitKeepsWhole(t *testing.T) {
 	// a duplicate of "vector", and reinforce it).
 	res, err := c.Put(ctx, []Memory{{ID: "free", Text: "The staging database runs on port 5434; the cache TTL is 90 seconds."}})
 	if err != nil || len(res[0].Split) != 2 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if err := c.checkLinks(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A sibling that restates a current memory folds into it like any
+// restatement: that memory gains no false sibling or version link, and
+// the split lists only the siblings stored.
+func TestSplitSiblingRestates(t *testing.T) {
+	ctx := context.Background()
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "e", Text: "The cache TTL is 60 seconds."}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Put(ctx, []Memory{{ID: "x", Text: "The staging database runs on port 5433. The cache TTL is 60 seconds."}})
+	if err != nil || !slices.Equal(res[0].Split, []string{"x#1"}) {
+		t.Fatalf("%+v %v: want only x#1 stored as a sibling", res, err)
+	}
+	e, _ := c.Get(ctx, "e")
+	if len(e.Supersedes) != 0 || !e.Visible || !slices.Contains(e.Aliases, "x#2") {
+		t.Fatalf("e: supersedes %v, visible %v, aliases %v", e.Supersedes, e.Visible, e.Aliases)
+	}
+	x, _ := c.Get(ctx, "x")
+	if !slices.Equal(x.SplitInto, []string{"x#1"}) || x.Visible {
+		t.Fatalf("x: split into %v, visible %v", x.SplitInto, x.Visible)
+	}
+	// A text whose every statement restates a current memory is archived
+	// with no sibling of its own, and is no orphan.
+	res, err = c.Put(ctx, []Memory{{ID: "y", Text: "The staging database runs on port 5433; the cache TTL is 60 seconds."}})
+	if err != nil || res[0].Split != nil {
 		t.Fatalf("%+v %v", res, err)
 	}
 	if err := c.checkLinks(); err != nil {

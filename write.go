@@ -178,6 +178,9 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		// A retry of a write that was applied (precheck refused other
 		// content; two racing Puts with one id land here in log order).
 		res.Outcome, res.Into = Unchanged, l.rows.at(j).mem.ID
+		if res.Into == m.ID {
+			res.Split = slices.Clone(l.rows.at(j).mem.SplitInto) // a retry of a split memory
+		}
 		if !l.sameContent(j, m, h) {
 			// Two Puts raced on one id with different content: the first
 			// in log order stands.
