@@ -10,11 +10,13 @@ import (
 // still current; narrative texts split at most 1%. The held-out set of
 // the first round (now dev2/) was measured once at d04fd55: split
 // 195/220, stale 34/220, untouched fact current 220/220, narratives split
-// 1/260. The rules were then tuned on dev/ and dev2/ (the rates below);
-// the held-out set of the second round, final2/, is measured once with
-// them (split/README.md). The stale target is missed; the test holds every
-// rate to what was measured, so that none regresses, and checks the
-// targets that hold.
+// 1/260. The rules were then tuned on dev/ and dev2/ (the rates below),
+// and the held-out set of the second round, final2/, measured once at
+// 3157122: split 199/220, stale 29/220 (13.2%: 21 memories kept whole, 8
+// split whose update extract.Compare did not recognise), the untouched
+// fact current in 220/220, narratives split 1/260 (0.4%). The stale target
+// is missed; the test holds every rate to what was measured, so that none
+// regresses, and checks the targets that hold.
 type splitBounds struct {
 	set                           string
 	minSplit, maxStale, minKept   int
@@ -24,6 +26,7 @@ type splitBounds struct {
 var splitSetBounds = []splitBounds{
 	{set: "dev", minSplit: 58, maxStale: 4, minKept: 60, narratives: 60, maxNarrativeSplit: 0},
 	{set: "dev2", minSplit: 210, maxStale: 22, minKept: 220, narratives: 260, maxNarrativeSplit: 0},
+	{set: "final2", minSplit: 199, maxStale: 29, minKept: 220, narratives: 260, maxNarrativeSplit: 1},
 }
 
 func TestSplitSets(t *testing.T) {
