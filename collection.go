@@ -349,9 +349,14 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 			batch[i].Vector, batch[i].embedded = vs[k], true
 		}
 	}
+	// A stored memory one of these updates a statement of is split in the
+	// same record (split.go, split on update).
+	batch, err := c.splitOnUpdate(ctx, batch)
+	if err != nil {
+		return nil, err
+	}
 	rec := &record{typ: recPut, coll: c.name, inc: c.incarnation, mems: batch}
 	var res applied
-	var err error
 	if c.opts.Keys == KeysAuto && slices.ContainsFunc(batch, func(m Memory) bool { return keyable(&m) }) {
 		res, err = c.commitDerived(ctx, rec)
 	} else {

@@ -39,11 +39,9 @@ func TestConsolidationSplits(t *testing.T) {
 	if m, _ := c.Get(ctx, "old"); !m.Visible || m.SplitInto != nil {
 		t.Fatalf("written whole: %+v", m)
 	}
-	// An update of one fact arrives before the run: it cannot supersede
-	// the whole memory's part yet.
-	if _, err := c.Put(ctx, []Memory{{ID: "upd", Text: "The cache TTL is 90 seconds."}}); err != nil {
-		t.Fatal(err)
-	}
+	// An update of one fact arrives before the run, also from a build
+	// without Split: it cannot supersede the whole memory's part yet.
+	putWhole(t, c, Memory{ID: "upd", Text: "The cache TTL is 90 seconds."})
 	rep, err := c.Consolidate(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,14 @@
 package tidemark
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/tidemark/tidemark/extract"
+	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -41,6 +44,7 @@ const maxSplit = extract.MaxSegments
 const (
 	splitByRules   = "rules"
 	splitByPlanner = "planner"
+	splitByUpdate  = "update"
 )
 
 // siblingID names the k-th sibling (from 0) of the memory id.
@@ -148,7 +152,9 @@ func (c *Collection) splitBatch(batch []Memory) []Memory {
 func memoryBytes(m *Memory, dim int) int { return 4*dim + len(m.Text) + 256 }
 
 // foldSplits folds the results of a batch's siblings into their
-// original's: the siblings it was split into, and what they superseded.
+// original's (the siblings it was split into, and what they superseded),
+// and drops those of the siblings of a stored memory split on update
+// (which precede the memory whose update split it).
 func foldSplits(ms []Memory, res []PutResult) []PutResult {
 	if !slices.ContainsFunc(ms, func(m Memory) bool { return m.SplitFrom != "" }) {
 		return res
@@ -159,12 +165,139 @@ func foldSplits(ms []Memory, res []PutResult) []PutResult {
 			out = append(out, res[i])
 			continue
 		}
-		if len(out) == 0 {
-			continue // cannot happen: a sibling follows its original
+		if len(out) > 0 && ms[i].SplitFrom == out[len(out)-1].ID {
+			o := &out[len(out)-1]
+			o.Superseded = append(o.Superseded, res[i].Superseded...)
 		}
-		o := &out[len(out)-1]
-		o.Superseded = append(o.Superseded, res[i].Superseded...)
 	}
+	return out
+}
+
+// Split on update. A memory the rules kept whole may still state a fact
+// on its own: when a new memory restates one of its statements
+// (extract.Statements) with one value changed (extract.Compare's Update),
+// the update is the evidence. Put then splits the stored memory in the
+// same record, its siblings before the update, so that the update
+// supersedes the one statement it changes and the others stay current
+// (Memory.SplitRule "update").
+
+// splitNeighbors is how many nearest current memories a new memory's
+// update may restate a statement of.
+const splitNeighbors = 8
+
+// splitOnUpdate finds the stored memories that the batch's memories
+// update a statement of, and returns the batch with their siblings,
+// embedded, before the memories whose update splits them (c.opts allow
+// splitting; vectors already embedded).
+func (c *Collection) splitOnUpdate(ctx context.Context, batch []Memory) ([]Memory, error) {
+	if c.opts.Split != SplitAuto || c.opts.Keys != KeysAuto || c.emb == nil {
+		return batch, nil
+	}
+	type plan struct {
+		before int // the batch index of the update
+		sibs   []Memory
+	}
+	var plans []plan
+	taken := map[string]bool{}
+	planned := map[int]bool{}
+	for i := range batch {
+		taken[batch[i].ID] = true
+	}
+	for i := range batch {
+		m := &batch[i]
+		if !keyable(m) || m.Subject != "" || m.SplitFrom != "" || len(m.SplitInto) > 0 || len(m.Vector) != c.opts.Dim {
+			continue
+		}
+		lead := leadWords(m.Text)
+		if lead == "" {
+			continue
+		}
+		found, err := c.surface.Search(ctx, m.Vector, splitNeighbors, &index.SearchOptions{})
+		if err != nil {
+			return nil, err
+		}
+		c.mu.RLock()
+		for _, f := range found {
+			j := int(f.Key)
+			if j >= c.rows.len() || planned[j] || !c.splitCandidate(j) {
+				continue
+			}
+			o := c.rows.at(j)
+			segs := extract.Statements(o.mem.Text)
+			hit := slices.IndexFunc(segs, func(s extract.Segment) bool {
+				return leadWords(s.Text) == lead && extract.Compare(s.Text, m.Text).Verdict == extract.Update
+			})
+			if hit < 0 {
+				continue
+			}
+			om := o.mem.memory()
+			if !o.hasFrom {
+				om.ValidFrom = fromDays(o.effFrom)
+			}
+			om.Created, om.RecordedAt = fromDays(o.created), time.Time{}
+			if sibs := c.siblings(&om, segs, splitByUpdate, taken); sibs != nil {
+				for _, sb := range sibs {
+					taken[sb.ID] = true
+				}
+				planned[j] = true
+				plans = append(plans, plan{i, sibs})
+				break
+			}
+		}
+		c.mu.RUnlock()
+	}
+	if len(plans) == 0 {
+		return batch, nil
+	}
+	var texts []string
+	for _, p := range plans {
+		for _, sb := range p.sibs {
+			texts = append(texts, sb.Text)
+		}
+	}
+	vs, err := c.embedTexts(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Memory, 0, len(batch)+len(texts))
+	next, v := 0, 0
+	for _, p := range plans {
+		out = append(out, batch[next:p.before]...)
+		for _, sb := range p.sibs {
+			sb.Vector, sb.embedded = vs[v], true
+			v++
+			out = append(out, sb)
+		}
+		next = p.before
+	}
+	return append(out, batch[next:]...), nil
+}
+
+// putSplitExisting applies the siblings ms of a stored memory split on
+// update (all naming it, SplitFrom) at tx: unless the memory is no longer
+// current and splittable, or a sibling's name was taken since, its
+// siblings are stored and it is split off (splitOff). The results say
+// Unchanged for siblings not stored.
+func (l *ledger) putSplitExisting(ms []Memory, tx float64, seq uint64, touched map[int]bool) []PutResult {
+	out := make([]PutResult, len(ms))
+	for k := range out {
+		out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged}
+	}
+	j, ok := l.byID[ms[0].SplitFrom]
+	if !ok || len(ms) < 2 {
+		return out
+	}
+	r := l.rows.at(j)
+	if r.mem.ID != ms[0].SplitFrom || !r.visible || r.superseded || len(r.splitInto) > 0 || len(r.mem.SplitInto) > 0 {
+		return out
+	}
+	for k := range ms {
+		if _, taken := l.byID[ms[k].ID]; taken || len(ms[k].Vector) != l.opts.Dim {
+			return out
+		}
+	}
+	rows, ids := l.putSiblings(ms, out, tx, touched)
+	l.splitOff(j, rows, ids, tx, seq, splitByUpdate, touched)
 	return out
 }
 
@@ -297,8 +430,11 @@ func (l *ledger) leaveChain(j int) {
 
 // ruleReason is the audit reason suffix of a split rule.
 func ruleReason(rule string) string {
-	if rule == splitByPlanner {
+	switch rule {
+	case splitByPlanner:
 		return "PLANNER"
+	case splitByUpdate:
+		return "UPDATE"
 	}
 	return "RULES"
 }

@@ -219,3 +219,60 @@ func TestSplitSiblingRestates(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A memory the rules keep whole is split when an update restates one of
+// its statements with one value changed: the update is the evidence. The
+// update supersedes that statement's sibling; the other stays current.
+func TestSplitOnUpdate(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 256, Embedder: "hashing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Nothing in it keys and "totals" is a verb the lists lack: whole.
+	const whole = "The crew loads the truck at 6, then the driver leaves the depot at 7."
+	res, err := c.Put(ctx, []Memory{{ID: "plan", Text: whole}, {ID: "other", Text: "The canteen opens at noon."}})
+	if err != nil || res[0].Split != nil {
+		t.Fatalf("%+v %v: want it kept whole", res, err)
+	}
+	res, err = c.Put(ctx, []Memory{{ID: "upd", Text: "The driver leaves the depot at 8."}})
+	if err != nil || len(res) != 1 || !slices.Equal(res[0].Superseded, []string{"plan#2"}) {
+		t.Fatalf("update: %+v %v: want plan split and plan#2 superseded", res, err)
+	}
+	check := func(db *DB) {
+		t.Helper()
+		c, _ := db.Collection("notes")
+		p, _ := c.Get(ctx, "plan")
+		if p.Visible || p.SplitRule != "update" || !slices.Equal(p.SplitInto, []string{"plan#1", "plan#2"}) {
+			t.Fatalf("plan: visible %v, split into %v by %q", p.Visible, p.SplitInto, p.SplitRule)
+		}
+		s1, _ := c.Get(ctx, "plan#1")
+		if !s1.Visible || s1.Text != "The crew loads the truck at 6" {
+			t.Fatalf("plan#1: %q visible %v", s1.Text, s1.Visible)
+		}
+		got := hitIDs(t, c, &SearchRequest{Text: "When does the driver leave the depot?", K: 10})
+		if slices.Contains(got, "plan#2") || slices.Contains(got, "plan") || !slices.Contains(got, "upd") || !slices.Contains(got, "plan#1") {
+			t.Fatalf("driver → %v", got)
+		}
+		audit, _ := c.Audit(ctx, 0)
+		n := 0
+		for _, a := range audit {
+			if a.Rule == RuleSplit && a.Reason == "SPLIT_UPDATE" {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Fatalf("audit %+v", audit)
+		}
+		if err := c.checkLinks(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(db)
+	db.wal.Close()
+	db = openTest(t, dir, nil)
+	defer db.Close()
+	check(db)
+}

@@ -76,6 +76,18 @@ func (l *ledger) put(ms []Memory, tx float64, seq uint64) (out []PutResult, touc
 	l.growVectors(len(ms))
 	l.batch.Grow(len(ms))
 	for i := 0; i < len(ms); i++ {
+		if from := ms[i].SplitFrom; from != "" {
+			// The siblings of a stored memory split on update (a sibling
+			// of a memory of this batch follows it, and is consumed with
+			// it below).
+			end := i + 1
+			for end < len(ms) && ms[end].SplitFrom == from {
+				end++
+			}
+			copy(out[i:end], l.putSplitExisting(ms[i:end], tx, seq, touched))
+			i = end - 1
+			continue
+		}
 		if n := len(ms[i].SplitInto); n > 0 {
 			end := i + 1
 			for end < len(ms) && end <= i+n && ms[end].SplitFrom == ms[i].ID {

@@ -70,7 +70,22 @@ const (
 //
 // At least two statements must remain. Split is a pure function, safe for
 // concurrent use.
-func Split(text string) []Segment {
+func Split(text string) []Segment { return segment(text, false) }
+
+// Statements divides a text into the statements Split would cut it into
+// (exact substrings, in order, covering it but for joins, a heading and
+// fillers), without Split's judgement of whether they are separate facts:
+// a piece that is no clause of its own stays with the statement before
+// it, but the statements need not be keyed, hold values or be in the
+// present tense, and sequences are divided too. It is for splitting on
+// evidence — a later update that restates one of the statements with one
+// value changed shows that it stands on its own (the engine's split on
+// update) — and returns nil for a text with one statement, or with speaker
+// turns or reported speech.
+func Statements(text string) []Segment { return segment(text, true) }
+
+// segment is Split (evidence false) and Statements (evidence true).
+func segment(text string, evidence bool) []Segment {
 	if len(text) > MaxSplitBytes || !utf8.ValidString(text) {
 		return nil
 	}
@@ -80,6 +95,9 @@ func Split(text string) []Segment {
 	}
 	first := lead(toks)
 	for k, t := range toks[:first] {
+		if evidence {
+			break
+		}
 		if sequenceHeadings[t.lower] {
 			return nil // "Timeline:", "Steps:": a sequence, however its parts read
 		}
@@ -113,8 +131,12 @@ func Split(text string) []Segment {
 	if len(pieces) < 2 {
 		return nil
 	}
-	for _, p := range pieces[1:] {
-		if sequenceWords[toks[p.i].lower] && p.j-p.i >= 3 {
+	for i, p := range pieces[1:] {
+		if evidence && sequenceWords[toks[p.i].lower] && toks[p.i].trail == "" && p.j-p.i >= 3 {
+			pieces[i+1].i++ // "…, then the driver leaves at 7": the statement starts after "then"
+			continue
+		}
+		if !evidence && sequenceWords[toks[p.i].lower] && p.j-p.i >= 3 {
 			return nil // "…, then the driver unloads the crates" (not "iOS 16 and later")
 		}
 	}
@@ -128,6 +150,9 @@ func Split(text string) []Segment {
 		e = s + len(strings.TrimRight(text[s:e], ",;:"))
 		st := stmt{seg: Segment{Start: s, End: e, Text: text[s:e]}}
 		st.head, st.clause = clauseHead(st.seg.Text)
+		if evidence && !st.clause {
+			st.head, st.clause = looseClause(toks[i:j])
+		}
 		if later && st.clause {
 			for _, t := range toks[i:j] {
 				if backPronouns[t.lower] {
@@ -155,6 +180,13 @@ func Split(text string) []Segment {
 		return nil
 	}
 	segs := make([]Segment, len(out))
+	if evidence {
+		for i, st := range out {
+			segs[i] = st.seg
+			segs[i].Fact, segs[i].Keyed = Key(st.seg.Text)
+		}
+		return segs
+	}
 	keyed, bare := false, 0
 	for i, st := range out {
 		if !st.clause {
@@ -171,6 +203,31 @@ func Split(text string) []Segment {
 		return nil // "the valve closes, and the line shuts down": a story's steps
 	}
 	return segs
+}
+
+// looseClause is Statements' test of a piece that clauseHead refuses: at
+// least three words, the first not a pronoun, and a verb of any tense
+// after it (a copula, a form the lists know, a word in -s or -ed, an
+// irregular past). Its head is the words up to that verb.
+func looseClause(toks []token) (string, bool) {
+	if len(toks) < 3 || pronounSubjects[toks[0].lower] {
+		return "", false
+	}
+	for k := 1; k < len(toks)-1; k++ {
+		w := toks[k].lower
+		_, known := verbForm(w)
+		if copulas[w] || pastCopulas[w] || pastForms[w] || known || isLower(toks[k].core) && len(w) >= 4 && (strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "s")) {
+			var b strings.Builder
+			for _, t := range toks[:k+1] {
+				if !articles[t.lower] {
+					b.WriteString(t.lower)
+					b.WriteByte(' ')
+				}
+			}
+			return b.String(), true
+		}
+	}
+	return "", false
 }
 
 // sameHead reports whether two clause heads share subject and verb: the
@@ -459,8 +516,9 @@ var ErrSegments = errors.New("extract: invalid segments")
 // MaxSegments; each non-empty after trimming white space and an exact
 // substring of text; in order and without overlap (each is looked for
 // after the end of the one before it); and covering the text but for
-// joins that hold only white space, punctuation and the words and, but,
-// while, whereas, also and plus (before the first segment, also a heading
+// joins that hold only white space, punctuation, the words and, but,
+// while, whereas, also and plus and sequence words such as then, later,
+// so and because (before the first segment, also a heading
 // of at most six words ending in a colon and filler words: "Release
 // notes:", "fyi", "ok so"). It returns the segments with their
 // offsets (and keys, when [Key] finds one), or an error wrapping
@@ -521,7 +579,7 @@ func leadOnly(s string) bool {
 // joining words.
 func joinOnly(s string) bool {
 	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }) {
-		if !gapWords[strings.ToLower(w)] {
+		if lw := strings.ToLower(w); !gapWords[lw] && !sequenceWords[lw] {
 			return false
 		}
 	}
