@@ -97,8 +97,9 @@ type Memory struct {
 	// back here. The memory itself is archived evidence: off the surface,
 	// its belief retired when it was split (at once when split at Put).
 	// SplitFrom, on a sibling, names that memory. SplitRule says what
-	// decided the split: "rules" (extract.Split) or "planner" (a
-	// consolidation's LLM planner, CollectionOptions.Planner).
+	// decided the split: "rules" (extract.Split), "update" (a later
+	// memory restated one of its statements with one value changed) or
+	// "planner" (a consolidation's LLM planner, CollectionOptions.Planner).
 	SplitInto []string
 	SplitFrom string
 	SplitRule string

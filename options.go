@@ -493,8 +493,11 @@ const (
 	// into siblings "ID#1", "ID#2", …, each an exact substring of the text
 	// with its own key, vector and validity (Memory.SplitInto); a later
 	// update then supersedes the one statement it changes, and the others
-	// stay current. Consolidation splits the memories written before
-	// (ConsolidationReport.Split). Narrative text is never split.
+	// stay current. A memory kept whole is split when a later memory
+	// restates one of its statements with one value changed (the update
+	// is the evidence). Consolidation splits the memories written before
+	// (ConsolidationReport.Split). Narrative text is not split by the
+	// rules.
 	SplitAuto SplitPolicy = iota
 	// SplitOff never splits.
 	SplitOff

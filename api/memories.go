@@ -67,7 +67,7 @@ type Memory struct {
 	// siblings it was split into (one statement each, exact substrings of
 	// its text; the memory itself is archived evidence); SplitFrom, on a
 	// sibling, names that memory; SplitRule says what decided the split
-	// ("rules" or "planner"). See tidemark.Memory.SplitInto.
+	// ("rules", "update" or "planner"). See tidemark.Memory.SplitInto.
 	SplitInto []string `json:"split_into,omitempty"`
 	SplitFrom string   `json:"split_from,omitempty"`
 	SplitRule string   `json:"split_rule,omitempty"`
