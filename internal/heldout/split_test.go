@@ -10,13 +10,13 @@ import (
 // still current; narrative texts split at most 1%. The held-out set of
 // the first round (now dev2/) was measured once at d04fd55: split
 // 195/220, stale 34/220, untouched fact current 220/220, narratives split
-// 1/260. The rules were then tuned on dev/ and dev2/ (the rates below),
-// and the held-out set of the second round, final2/, measured once at
-// 3157122: split 199/220, stale 29/220 (13.2%: 21 memories kept whole, 8
-// split whose update extract.Compare did not recognise), the untouched
-// fact current in 220/220, narratives split 1/260 (0.4%). The stale target
-// is missed; the test holds every rate to what was measured, so that none
-// regresses, and checks the targets that hold.
+// 1/260. The rules were then tuned on dev/ and dev2/, and the held-out set
+// of the second round, final2/, measured once at 3157122: split 199/220,
+// stale 29/220 (13.2%), the untouched fact current in 220/220, narratives
+// split 1/260. It then became dev3/ for split on update, and the third
+// round's held-out set, final3/, was measured once (below). The stale
+// target is missed; the test holds every rate to what was measured, so
+// that none regresses, and checks the targets that hold.
 type splitBounds struct {
 	set                           string
 	minSplit, maxStale, minKept   int
@@ -29,6 +29,12 @@ var splitSetBounds = []splitBounds{
 	// dev3/ was the second round's held-out set (final2/, measured once at
 	// 3157122 as above), then given to development for split on update.
 	{set: "dev3", minSplit: 199, maxStale: 13, minKept: 220, narratives: 260, maxNarrativeSplit: 1},
+	// final3/, the third round's held-out set, measured once at 8785cb7
+	// (split on update added): split 204/220, stale 21/220 (9.5%: 12 split
+	// at Put whose update extract.Compare did not recognise, 9 kept whole
+	// and not split on update either), the untouched fact current in
+	// 220/220, narratives split 1/260 (0.4%).
+	{set: "final3", minSplit: 204, maxStale: 21, minKept: 220, narratives: 260, maxNarrativeSplit: 1},
 }
 
 func TestSplitSets(t *testing.T) {
