@@ -21,9 +21,11 @@ import (
 // as archived evidence and one visible sibling per statement:
 //
 //   - each sibling's text is an exact substring of the original's
-//     (extract.Split or a checked planner plan: no paraphrase), with the
-//     original's kind, source, profile, windows and counters, its own key
-//     (keys at ingest) and its own vector;
+//     (extract.Split; extract.Statements when a later update restates one
+//     of them, the split on update below; or a checked planner plan: no
+//     paraphrase), with the original's kind, source, profile, windows and
+//     counters, its own key (keys at ingest) and its own vector; a
+//     sibling that restates a current memory folds into it instead;
 //   - a version link sibling → original keeps the evidence reachable (the
 //     no-orphan invariant), and sibling links join the set (capped by
 //     links.DefaultCapSibling, All-Mem's cap_β);
