@@ -161,7 +161,7 @@ func (r *record) encodeTo(buf []byte) []byte {
 		// thirty times.
 		size := 0
 		for i := range r.mems {
-			size += 4*len(r.mems[i].Vector) + len(r.mems[i].Text) + 256
+			size += memoryBytes(&r.mems[i], len(r.mems[i].Vector))
 		}
 		w.B = slices.Grow(w.B, size)
 		w.Uvarint(uint64(len(r.mems)))

@@ -38,14 +38,13 @@ type splitStage struct {
 	asked, rejected, failed int
 }
 
-// splitTarget is a memory the stage examines, copied under the lock.
+// splitTarget is a memory the stage examines, copied under the lock (as
+// its siblings would copy it: ledger.evidence).
 type splitTarget struct {
-	row     int
-	mem     Memory
-	vec     []float32
-	from    time.Time // its effective valid-from, when it has none of its own
-	created time.Time
-	t       time.Time // its transaction time, for the planner
+	row int
+	mem Memory
+	vec []float32
+	t   time.Time // its transaction time, for the planner
 }
 
 // maxSplitScan bounds the memories one run examines for a split, and
@@ -102,12 +101,7 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 		if !c.splitCandidate(j) {
 			continue
 		}
-		r := c.rows.at(j)
-		t := splitTarget{row: j, mem: r.mem.memory(), vec: c.unitVector(j), created: fromDays(r.created), t: fromDays(r.rec)}
-		if !r.hasFrom {
-			t.from = fromDays(r.effFrom)
-		}
-		targets = append(targets, t)
+		targets = append(targets, splitTarget{row: j, mem: c.evidence(j), vec: c.unitVector(j), t: fromDays(c.rows.at(j).rec)})
 	}
 	c.mu.RUnlock()
 	st.next = end
@@ -160,7 +154,7 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 		splits = append(splits, split{t, segs, rule})
 		used[t.row] = true
 		for _, sg := range segs {
-			room -= 4*c.opts.Dim + len(sg.Text) + 256
+			room -= memoryBytes(&Memory{Text: sg.Text}, c.opts.Dim)
 		}
 	}
 	if len(splits) == 0 && len(merges) == 0 && len(updates) == 0 {
@@ -171,11 +165,7 @@ func (c *Collection) planSplits(ctx context.Context, o *ConsolidateOptions, dead
 	var texts []string
 	c.mu.RLock()
 	for _, s := range splits {
-		m := s.t.mem
-		m.ValidFrom = cmp.Or(m.ValidFrom, s.t.from)
-		m.Created = s.t.created
-		m.RecordedAt = time.Time{} // learnt now: the run's transaction time
-		sibs := c.siblings(&m, s.segs, s.rule, taken)
+		sibs := c.siblings(&s.t.mem, s.segs, s.rule, taken)
 		if sibs == nil {
 			continue
 		}
@@ -325,25 +315,18 @@ func (c *Collection) plannerContext(ctx context.Context, t splitTarget) ([]plann
 
 // applySplitEdit applies a logged RuleSplit edit: row e.row is split into
 // the siblings of mems that name it (SplitFrom), stored by the write path
-// at tx, unless the row is no longer current, was split meanwhile, or a
-// sibling's name was taken since the plan. It reports whether it applied.
+// at tx (splitStored), when there are as many as the edit says. It
+// reports whether it applied.
 func (l *ledger) applySplitEdit(e edit, mems []Memory, tx float64, seq uint64, touched map[int]bool) bool {
-	r := l.rows.at(e.row)
+	id := l.rows.at(e.row).mem.ID
 	var sibs []Memory
 	for i := range mems {
-		if mems[i].SplitFrom == r.mem.ID {
+		if mems[i].SplitFrom == id {
 			sibs = append(sibs, mems[i])
 		}
 	}
-	if !r.visible || r.superseded || len(r.splitInto) > 0 || len(sibs) != int(e.value) || len(sibs) < 2 {
+	if len(sibs) != int(e.value) || len(sibs) < 2 {
 		return false
 	}
-	for i := range sibs {
-		if _, taken := l.byID[sibs[i].ID]; taken || len(sibs[i].Vector) != l.opts.Dim {
-			return false
-		}
-	}
-	rows, ids := l.putSiblings(sibs, make([]PutResult, len(sibs)), tx, touched)
-	l.splitOff(e.row, rows, ids, tx, seq, sibs[0].SplitRule, touched)
-	return true
+	return l.splitStored(e.row, sibs, make([]PutResult, len(sibs)), sibs[0].SplitRule, tx, seq, touched)
 }

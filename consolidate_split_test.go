@@ -31,10 +31,7 @@ func TestConsolidationSplits(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, &Options{CheckpointRecords: -1})
-	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
 	putWhole(t, c, Memory{ID: "old", Text: twoFacts}, Memory{ID: "story", Text: "Ana passed the ball to Marco, and Marco scored."})
 	if m, _ := c.Get(ctx, "old"); !m.Visible || m.SplitInto != nil {
 		t.Fatalf("written whole: %+v", m)
@@ -216,11 +213,8 @@ func TestPlanner(t *testing.T) {
 			}
 			db := openTest(t, t.TempDir(), nil)
 			defer db.Close()
-			c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing",
+			c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing",
 				Planner: PlannerOptions{BaseURL: base, Model: "judge", Timeout: 300 * time.Millisecond}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			putWhole(t, c, Memory{ID: "m", Text: tc.text})
 			rep, err := c.Consolidate(ctx, nil)
 			if err != nil {
@@ -282,11 +276,8 @@ func TestPlannerMergeUpdate(t *testing.T) {
 			answer.Store(tc.answer)
 			db := openTest(t, t.TempDir(), nil)
 			defer db.Close()
-			c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing",
+			c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing",
 				Planner: PlannerOptions{BaseURL: srv.URL + "/v1", Model: "judge"}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			for _, m := range []Memory{
 				{ID: "a", Text: "The audit trail is kept for seven years."},
 				{ID: "b", Text: "Old invoices are shredded after seven years."},

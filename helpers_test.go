@@ -1,6 +1,9 @@
 package tidemark
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // openTest opens a database in dir or fails the test.
 func openTest(t testing.TB, dir string, opts *Options) *DB {
@@ -18,4 +21,14 @@ func unit(dim, hot int) []float32 {
 	v[hot%dim] = 1
 	v[(hot+1)%dim] = 0.1
 	return v
+}
+
+// createTest creates a collection or fails the test.
+func createTest(t testing.TB, db *DB, name string, o *CollectionOptions) *Collection {
+	t.Helper()
+	c, err := db.CreateCollection(context.Background(), name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

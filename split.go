@@ -232,11 +232,7 @@ func (c *Collection) splitOnUpdate(ctx context.Context, batch []Memory) ([]Memor
 			if hit < 0 {
 				continue
 			}
-			om := o.mem.memory()
-			if !o.hasFrom {
-				om.ValidFrom = fromDays(o.effFrom)
-			}
-			om.Created, om.RecordedAt = fromDays(o.created), time.Time{}
+			om := c.evidence(j)
 			if sibs := c.siblings(&om, segs, splitByUpdate, taken); sibs != nil {
 				for _, sb := range sibs {
 					taken[sb.ID] = true
@@ -276,31 +272,52 @@ func (c *Collection) splitOnUpdate(ctx context.Context, batch []Memory) ([]Memor
 }
 
 // putSplitExisting applies the siblings ms of a stored memory split on
-// update (all naming it, SplitFrom) at tx: unless the memory is no longer
-// current and splittable, or a sibling's name was taken since, its
-// siblings are stored and it is split off (splitOff). The results say
+// update (all naming it, SplitFrom) at tx (splitStored); the results say
 // Unchanged for siblings not stored.
 func (l *ledger) putSplitExisting(ms []Memory, tx float64, seq uint64, touched map[int]bool) []PutResult {
 	out := make([]PutResult, len(ms))
 	for k := range out {
 		out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged}
 	}
-	j, ok := l.byID[ms[0].SplitFrom]
-	if !ok || len(ms) < 2 {
-		return out
+	if j, ok := l.byID[ms[0].SplitFrom]; ok && l.rows.at(j).mem.ID == ms[0].SplitFrom {
+		l.splitStored(j, ms, out, splitByUpdate, tx, seq, touched)
 	}
+	return out
+}
+
+// splitStored splits stored row j into the siblings sibs at tx, their
+// results into out — unless the row is no longer current, was split
+// meanwhile, or a sibling's name was taken (or its vector is not of the
+// collection's dimension) since the split was planned. It reports whether
+// it split. A split on update (Put) and a consolidation's split share it.
+func (l *ledger) splitStored(j int, sibs []Memory, out []PutResult, rule string, tx float64, seq uint64, touched map[int]bool) bool {
 	r := l.rows.at(j)
-	if r.mem.ID != ms[0].SplitFrom || !r.visible || r.superseded || len(r.splitInto) > 0 || len(r.mem.SplitInto) > 0 {
-		return out
+	if len(sibs) < 2 || !r.visible || r.superseded || len(r.splitInto) > 0 || len(r.mem.SplitInto) > 0 {
+		return false
 	}
-	for k := range ms {
-		if _, taken := l.byID[ms[k].ID]; taken || len(ms[k].Vector) != l.opts.Dim {
-			return out
+	for k := range sibs {
+		if _, taken := l.byID[sibs[k].ID]; taken || len(sibs[k].Vector) != l.opts.Dim {
+			return false
 		}
 	}
-	rows, ids := l.putSiblings(ms, out, tx, touched)
-	l.splitOff(j, rows, ids, tx, seq, splitByUpdate, touched)
-	return out
+	rows, ids := l.putSiblings(sibs, out, tx, touched)
+	l.splitOff(j, rows, ids, tx, seq, rule, touched)
+	return true
+}
+
+// evidence is stored row j as the memory its siblings copy (Memory's
+// caller fields): with its effective valid-from when it has none of its
+// own (so its siblings take its place in their fact chains) and its
+// creation time, but no transaction time — the siblings are learnt when
+// the split is logged (c.mu held shared).
+func (l *ledger) evidence(j int) Memory {
+	r := l.rows.at(j)
+	m := r.mem.memory()
+	if !r.hasFrom {
+		m.ValidFrom = fromDays(r.effFrom)
+	}
+	m.Created, m.RecordedAt = fromDays(r.created), time.Time{}
+	return m
 }
 
 // putSplit applies a logged memory that names siblings (ms[0], its

@@ -18,10 +18,7 @@ func TestSplitAtPut(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, &Options{CheckpointRecords: -1})
-	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 256, Embedder: "hashing"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 256, Embedder: "hashing"})
 	const text = "The API rate limit is 100 requests per minute and requests time out after 30 seconds."
 	res, err := c.Put(ctx, []Memory{{ID: "m1", Text: text, ValidFrom: day(2025, 1, 1)}})
 	if err != nil {
@@ -135,14 +132,8 @@ func TestSplitKeepsWhole(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	defer db.Close()
-	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := db.CreateCollection(ctx, "off", &CollectionOptions{Dim: 64, Embedder: "hashing", Split: SplitOff})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	off := createTest(t, db, "off", &CollectionOptions{Dim: 64, Embedder: "hashing", Split: SplitOff})
 	const two = "The staging database runs on port 5433; the cache TTL is 60 seconds."
 	vec := unit(64, 3)
 	if _, err := c.Put(ctx, []Memory{{ID: "taken#2", Text: "A memory whose id looks like a sibling's.", Vector: vec}}); err != nil {
@@ -190,10 +181,7 @@ func TestSplitSiblingRestates(t *testing.T) {
 	ctx := context.Background()
 	db := openTest(t, t.TempDir(), nil)
 	defer db.Close()
-	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
 	if _, err := c.Put(ctx, []Memory{{ID: "e", Text: "The cache TTL is 60 seconds."}}); err != nil {
 		t.Fatal(err)
 	}
@@ -227,10 +215,7 @@ func TestSplitOnUpdate(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	db := openTest(t, dir, nil)
-	c, err := db.CreateCollection(ctx, "notes", &CollectionOptions{Dim: 256, Embedder: "hashing"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 256, Embedder: "hashing"})
 	// Nothing in it keys and "totals" is a verb the lists lack: whole.
 	const whole = "The crew loads the truck at 6, then the driver leaves the depot at 7."
 	res, err := c.Put(ctx, []Memory{{ID: "plan", Text: whole}, {ID: "other", Text: "The canteen opens at noon."}})
