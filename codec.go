@@ -32,7 +32,7 @@ import (
 //
 //	byte     format version (1 or 2)
 //	byte     type: 1 create, 2 drop, 3 put, 4 feedback, 5 consolidate,
-//	         6 access, 7 document version
+//	         6 access, 7 document version, 8 retraction (format 4)
 //	string   collection name
 //	uvarint  the collection's incarnation (the sequence number of its
 //	         create record; 0 in a create record)
@@ -46,6 +46,7 @@ import (
 //	               the later chunks' offset shift
 //	  feedback     string memory id, string source, varint positive,
 //	               varint negative
+//	  retraction   string memory id, string who retracted, bool purge
 //	  access       uvarint n, n × (uvarint row, uvarint count)
 //	  consolidate  uvarint n, n × uvarint ripple seed row; uvarint m,
 //	               m × edit (byte rule, uvarint row, varint other row or
@@ -75,7 +76,7 @@ import (
 //	         filled in), float64 last transaction time, uvarint rows
 //	  frame  one per row (snapRow): the memory, its unit vector, the
 //	         content hash, the derived times, flags, beliefs, links,
-//	         aliases, penalty and counters
+//	         aliases, penalty and counters, the retraction (format 7)
 //	  frame  the rest of the ledger (snapTail): pending depends_on
 //	         targets, dependency pairs, ripple seeds, the audit, the
 //	         feedback limits, the fact chains and the document chains
@@ -111,6 +112,7 @@ const (
 	recConsolidate
 	recAccess
 	recPutDoc
+	recRetract
 )
 
 type record struct {
@@ -131,16 +133,19 @@ type record struct {
 	shift              int
 	edits              []edit // recConsolidate
 	seeds              []int
+	purge              bool // recRetract (with id, and source: who retracted)
 }
 
 // recordVersion is the log record format: 2 adds the derived fact key of
 // a memory (Memory.KeyRule, KeyFrom) and a collection's key policy and
 // remote embedder; 3 adds splits (Memory.SplitInto, SplitFrom,
 // SplitRule; the sibling memories a consolidation run creates; a
-// collection's split policy). Version 1 and 2 records are still read:
+// collection's split policy); 4 adds the retraction record (its type is
+// the only change: a version 4 record of another type reads as version
+// 3). Versions 1 to 3 are still read:
 // version 1 collections key explicitly and their "hashing" embedder is
 // "hashing-words".
-const recordVersion = 3
+const recordVersion = 4
 
 func (r *record) encode() []byte { return r.encodeTo(nil) }
 
@@ -178,6 +183,10 @@ func (r *record) encodeTo(buf []byte) []byte {
 		w.String(r.source)
 		w.Varint(r.positive)
 		w.Varint(r.negative)
+	case recRetract:
+		w.String(r.id)
+		w.String(r.source)
+		w.Bool(r.purge)
 	case recAccess:
 		w.Uvarint(uint64(len(r.access)))
 		for _, a := range r.access {
@@ -224,6 +233,13 @@ func decodeRecord(b []byte) (*record, error) {
 		r.source = rd.String(MaxIDBytes)
 		r.positive = rd.Int(0, MaxCounter)
 		r.negative = rd.Int(0, MaxCounter)
+	case recRetract:
+		if v < 4 {
+			rd.Fail(fmt.Errorf("a retraction in a record of format %d", v))
+		}
+		r.id = rd.String(MaxIDBytes)
+		r.source = rd.String(MaxIDBytes)
+		r.purge = rd.Bool()
 	case recConsolidate:
 		r.edits, r.seeds = decodeEdits(rd)
 		if v >= 3 {
@@ -469,8 +485,9 @@ func decodeReplaced(r *wire.Reader) []string {
 // (index.HNSW.SaveGraph), which the rows hold: each vector once; 5 stores
 // the drift detectors' state (snapDrift) instead of replaying every row
 // through them on load; 6 stores memories and options as record version
-// 3 does (splits). Versions 1 to 5 are still read.
-const snapshotVersion = 6
+// 3 does (splits); 7 adds a row's retraction (two flags, who and when)
+// and an audit entry's By. Versions 1 to 6 are still read.
+const snapshotVersion = 7
 
 // recordFormat is the record format of the memories and options in a
 // snapshot of format v.
@@ -658,7 +675,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		return nil, false, err
 	}
 	fr = wire.NewReader(buf)
-	c.decodeTail(fr, nrows)
+	c.decodeTail(fr, v, nrows)
 	if fr.Err() != nil {
 		return nil, false, bad("dependencies", fr.Err())
 	}
@@ -725,7 +742,8 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 // (float64 valid from, valid to, recorded from, recorded to), uvarint n
 // and n × superseded row, uvarint n and n × (string alias, its content
 // hash), float64 penalty, then three row lists (uvarint n, n × row):
-// review, contradicts, contradicted by (format 2 on).
+// review, contradicts, contradicted by (format 2 on); then (format 7)
+// bools retracted and purged, string retracted by, float64 retracted at.
 func (l *ledger) encodeRow(f *wire.Writer, j int) {
 	r := l.rows.at(j)
 	r.mem.encode(f)
@@ -757,6 +775,10 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 	for _, xs := range [][]int{r.review, r.contradicts, r.contradictedBy} {
 		writeInts(f, xs)
 	}
+	f.Bool(r.retracted)
+	f.Bool(r.purged)
+	f.String(r.retractedBy)
+	f.Float64(r.retractedAt)
 }
 
 // decodeRow reads what encodeRow wrote (format v) as row j of nrows and
@@ -800,7 +822,11 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	for _, p := range lists {
 		*p = readInts(fr, nrows)
 	}
-	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil {
+	if v >= 7 {
+		rw.retracted, rw.purged = fr.Bool(), fr.Bool()
+		ls.retractedBy, ls.retractedAt = fr.String(MaxIDBytes), fr.Float64()
+	}
+	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted {
 		rw.rowLists = &ls
 	}
 	if fr.Err() == nil && (fr.Len() != 0 || len(vec) != l.opts.Dim || ns == 0) {
@@ -820,6 +846,9 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	if rw.visible {
 		l.visible++
 	}
+	if rw.purged {
+		l.purgedRows++
+	}
 }
 
 // encodeTail writes the rest of the ledger (snapTail), each part sorted
@@ -827,7 +856,8 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 // pending depends_on target, row list); uvarint n and n × dependency pair
 // (uvarint row, uvarint row); the ripple seeds (row list); uvarint n and
 // n × audit entry (uvarint seq, time, byte rule, strings id and other,
-// bytes from and to status, float64 penalty, strings reason and prefer);
+// bytes from and to status, float64 penalty, strings reason and prefer,
+// and from format 7 string by);
 // uvarint n and n × feedback limit (uvarint row, string source, uvarint
 // total, float64 window start, uvarint in window); uvarint n and n × fact
 // chain (strings subject and relation, row list) and uvarint n and n ×
@@ -863,6 +893,7 @@ func (l *ledger) encodeTail(f *wire.Writer) {
 		f.Float64(a.Penalty)
 		f.String(a.Reason)
 		f.String(a.Prefer)
+		f.String(a.By)
 	}
 	keys := l.sortedFeedback()
 	f.Uvarint(uint64(len(keys)))
@@ -894,8 +925,9 @@ func (l *ledger) encodeTail(f *wire.Writer) {
 	}
 }
 
-// decodeTail reads what encodeTail wrote, for a ledger of nrows rows.
-func (l *ledger) decodeTail(fr *wire.Reader, nrows int) {
+// decodeTail reads what encodeTail wrote (format v), for a ledger of
+// nrows rows.
+func (l *ledger) decodeTail(fr *wire.Reader, v byte, nrows int) {
 	for range fr.Count(1<<30, 1) {
 		id := fr.String(MaxIDBytes)
 		l.pending[id] = readInts(fr, nrows)
@@ -909,6 +941,9 @@ func (l *ledger) decodeTail(fr *wire.Reader, nrows int) {
 		a := AuditEntry{Seq: fr.Uvarint(), Time: fr.Time(), Rule: Rule(fr.Byte()), ID: fr.String(MaxIDBytes), Other: fr.String(MaxIDBytes),
 			From: temporal.Status(fr.Byte()), To: temporal.Status(fr.Byte()), Penalty: fr.Float64(), Reason: fr.String(MaxIDBytes + 64),
 			Prefer: fr.String(MaxIDBytes)}
+		if v >= 7 {
+			a.By = fr.String(MaxIDBytes)
+		}
 		l.audit = append(l.audit, a)
 	}
 	for range fr.Count(1<<40, 11) {

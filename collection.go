@@ -100,6 +100,8 @@ type row struct {
 	supersededBy int // -1 when current
 	hasFrom      bool
 	superseded   bool
+	retracted    bool // Retract: no longer believed (rowLists says when, by whom)
+	purged       bool // Retract with Purge: its content erased
 	visible      bool
 	status       temporal.Status
 	kgroup       uint32 // decay group in the column store
@@ -128,6 +130,10 @@ type rowLists struct {
 	// splitInto, on a memory split into siblings, is the rows they landed
 	// in (derived from the memory's SplitInto ids).
 	splitInto []int
+	// retractedBy and retractedAt (days) say who retracted the memory and
+	// when (Retract).
+	retractedBy string
+	retractedAt float64
 }
 
 // noLists is the lists of every row without any; nothing writes it.
@@ -425,7 +431,9 @@ func (c *Collection) precheck(ms []Memory) error {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	for i := range ms {
-		if j, ok := c.byID[ms[i].ID]; ok && !c.sameContent(j, &ms[i], contentHash(&ms[i])) {
+		if j, ok := c.byID[ms[i].ID]; ok && c.rows.at(j).purged {
+			return fmt.Errorf("%w: memory %d: id %q was purged; its id stays retired", ErrExists, i, ms[i].ID)
+		} else if ok && !c.sameContent(j, &ms[i], contentHash(&ms[i])) {
 			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
 		}
 	}

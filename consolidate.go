@@ -74,10 +74,17 @@ const (
 	// confidence ≥ θ: the newer memory Other supersedes the older ID, as a
 	// fact key's successor would (reason UPDATED_PLANNER).
 	RuleUpdate
+	// RuleRetract: the memory was retracted (Collection.Retract): no
+	// longer believed from the entry's time on; By names who retracted it
+	// (reason RETRACTED).
+	RuleRetract
+	// RulePurge: the memory's content was erased (RetractOptions.Purge);
+	// the entry keeps only its id, the time and who asked (reason PURGED).
+	RulePurge
 	numRules
 )
 
-var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted", "split", "update"}
+var ruleNames = [...]string{"lifecycle", "expired", "same_key", "ripple", "merge", "lineage", "similar", "topic_conflict", "contradicted", "split", "update", "retract", "purge"}
 
 func (r Rule) String() string {
 	if r < numRules {
@@ -114,6 +121,8 @@ type AuditEntry struct {
 	// topic conflict's majority vote prefers.
 	Reason string
 	Prefer string `json:",omitempty"`
+	// By names who retracted or purged the memory (RetractOptions.By).
+	By string `json:",omitempty"`
 }
 
 // ConsolidationReport says what one run did.

@@ -290,6 +290,7 @@ type applied struct {
 	puts []PutResult  // recPut
 	doc  docApplied   // recPutDoc
 	cons consolidated // recConsolidate
+	retract *RetractResult // recRetract
 }
 
 // commit logs rec, waits for fsync, and applies it in log order.
@@ -414,7 +415,7 @@ func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
 		res.coll = c
 		return res, nil
 	}
-	if rec.typ == 0 || rec.typ > recPutDoc {
+	if rec.typ == 0 || rec.typ > recRetract {
 		return res, fmt.Errorf("%w: record %d has type %d", ErrCorrupt, seq, rec.typ)
 	}
 	// Every other record names a collection incarnation: a record for a
@@ -443,6 +444,8 @@ func (db *DB) apply(rec *record, seq uint64) (res applied, err error) {
 		err = c.applyAccess(rec.access)
 	case recConsolidate:
 		res.cons, err = c.applyConsolidate(rec.edits, rec.seeds, rec.mems, seq, tx)
+	case recRetract:
+		res.retract, err = c.applyRetract(rec.id, rec.source, rec.purge, tx, seq)
 	}
 	return res, err
 }
@@ -611,6 +614,9 @@ func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
 	if !ok || c.dropped {
 		return Memory{}, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
 	}
+	if c.rows.at(j).purged {
+		return Memory{}, fmt.Errorf("%w: memory %q in collection %q was purged", ErrNotFound, id, c.name)
+	}
 	m := c.memory(j)
 	m.Vector = slices.Clone(c.unitVector(j))
 	return m, nil
@@ -632,6 +638,9 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	j, ok := c.byID[id]
 	if !ok || c.dropped {
 		return nil, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	if c.rows.at(j).purged {
+		return nil, fmt.Errorf("%w: memory %q in collection %q was purged", ErrNotFound, id, c.name)
 	}
 	seen := map[int]bool{j: true}
 	stack := []int{j}

@@ -52,6 +52,8 @@ type ledger struct {
 	// aliasHash holds the content hash of each id folded into another row.
 	aliasHash map[string][sha256.Size]byte
 	visible   int
+	// purgedRows counts the rows Retract purged: they are in neither index.
+	purgedRows int
 	lastTx    float64 // the latest transaction time written or given, days
 	// rippleSeeds are the memories superseded since the last consolidation
 	// run, in order; audit is every consolidation edit.
@@ -168,6 +170,7 @@ type linkOpKind uint8
 const (
 	opNode linkOpKind = iota
 	opHide
+	opShow
 	opEdge
 )
 
@@ -201,6 +204,7 @@ func decayOf(profile string, kind temporal.Kind, defaultHalfLife float64) (halfL
 // addNode, hide and addEdge note a link change for the handle to mirror.
 func (l *ledger) addNode(j int) { l.linkOps = append(l.linkOps, linkOp{kind: opNode, row: j}) }
 func (l *ledger) hide(j int)    { l.linkOps = append(l.linkOps, linkOp{kind: opHide, row: j}) }
+func (l *ledger) show(j int)    { l.linkOps = append(l.linkOps, linkOp{kind: opShow, row: j}) }
 func (l *ledger) addEdge(typ links.Type, a, b int) {
 	l.linkOps = append(l.linkOps, linkOp{kind: opEdge, typ: typ, row: a, other: b})
 }
@@ -213,6 +217,8 @@ func (l *ledger) applyLink(g *links.Graph, op linkOp) error {
 		return g.AddNode(uint64(op.row), r.created, r.visible)
 	case opHide:
 		return g.SetVisible(uint64(op.row), false)
+	case opShow:
+		return g.SetVisible(uint64(op.row), true)
 	default:
 		return g.AddEdge(op.typ, uint64(op.row), uint64(op.other), 0)
 	}

@@ -76,6 +76,13 @@ type Memory struct {
 	// this one; each took ConsolidateOptions.ConflictPenalty of its base
 	// confidence (part of Penalty).
 	ContradictedBy []string
+	// RetractedAt and RetractedBy say when and by whom the memory was
+	// retracted (Collection.Retract; the zero time when it was not).
+	// Purged says its content was erased: only the id and the links
+	// remain (a purged memory is only ever seen in another's history).
+	RetractedAt time.Time
+	RetractedBy string
+	Purged      bool
 
 	// KeyRule says where the fact key (Subject, Relation, Object) came
 	// from when the caller gave none: "extract/RULE" — the rule-based

@@ -17,6 +17,13 @@ func (l *ledger) rebuildMaps() error {
 			}
 			l.byID[id] = j
 		}
+		if r.retracted {
+			// No later write restates or updates it (putOne, candidates).
+			if !r.visible {
+				l.offSurface(j)
+			}
+			continue
+		}
 		if r.normText != "" {
 			l.byText[r.normText] = append(l.byText[r.normText], j)
 		}
@@ -38,14 +45,16 @@ func (l *ledger) rebuildMaps() error {
 }
 
 // indexesAgree checks that the surface index holds exactly the visible
-// rows and the archive exactly the others.
+// rows and the archive exactly the others but the purged ones.
 func (c *Collection) indexesAgree() bool {
 	if c.surface.Dim() != c.opts.Dim || c.archive.Dim() != c.opts.Dim ||
-		c.surface.Len() != c.visible || c.archive.Len() != c.rows.len()-c.visible {
+		c.surface.Len() != c.visible || c.archive.Len() != c.rows.len()-c.visible-c.purgedRows {
 		return false
 	}
 	for j := range c.rows.len() {
-		if c.rows.at(j).visible != c.surface.Contains(uint64(j)) || c.rows.at(j).visible == c.archive.Contains(uint64(j)) {
+		r := c.rows.at(j)
+		archived := !r.visible && !r.purged
+		if r.visible != c.surface.Contains(uint64(j)) || archived != c.archive.Contains(uint64(j)) {
 			return false
 		}
 	}
@@ -66,6 +75,9 @@ func (c *Collection) rebuildIndexes() error {
 	vecs := make(map[int][]float32, c.rows.len())
 	for j := range c.rows.len() {
 		vecs[j] = c.unitVector(j)
+		if c.rows.at(j).purged {
+			continue
+		}
 		if c.rows.at(j).visible {
 			on = append(on, j)
 		} else {

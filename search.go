@@ -418,7 +418,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	switch {
 	case len(req.Sources) > 0:
 		for j := range c.rows.len() {
-			if !slices.Contains(req.Sources, c.rows.at(j).mem.Source) {
+			if !slices.Contains(req.Sources, c.rows.at(j).mem.Source) || c.withdrawn(j, q.tq.TxAt) {
 				continue
 			}
 			if q.params.MaskRetired {
@@ -434,7 +434,9 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		}
 	default:
 		for j := range c.rows.len() {
-			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+			if !c.withdrawn(j, q.tq.TxAt) {
+				beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+			}
 		}
 	}
 	sims := make([]float32, len(beliefs))
@@ -551,6 +553,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	for _, r := range rows {
 		switch {
 		case r >= c.rows.len(): // cannot happen: the ledger is applied before the index
+		case c.withdrawn(r, q.tq.TxAt):
 		case len(req.Sources) > 0 && !slices.Contains(req.Sources, c.rows.at(r).mem.Source):
 		case q.params.MaskRetired:
 			beliefs = append(beliefs, c.rows.at(r).beliefs...)
@@ -613,6 +616,15 @@ func (c *Collection) beliefAt(j int, tx float64) int {
 		}
 	}
 	return r.beliefs[0]
+}
+
+// withdrawn reports whether row j was retracted at or before transaction
+// time tx (on the column store's clock, as Query.TxAt), or purged: no
+// method finds it then, not even one that masks nothing (a superseded
+// memory is a past belief; a retracted one was withdrawn). c.mu held.
+func (c *Collection) withdrawn(j int, tx float64) bool {
+	r := c.rows.at(j)
+	return r.purged || r.retracted && tx >= float64(c.day32(r.retractedAt))
 }
 
 // rescoreBeliefs runs the fused stage, with explanations, over the given
@@ -714,6 +726,10 @@ func (c *Collection) memory(j int) Memory {
 	}
 	m.Penalty = r.penalty
 	m.Access, m.Positive, m.Negative = int64(r.access), int64(r.positive), int64(r.negative)
+	if r.retracted {
+		m.RetractedAt, m.RetractedBy = fromDays(r.retractedAt), r.retractedBy
+	}
+	m.Purged = r.purged
 	return m
 }
 

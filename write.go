@@ -228,7 +228,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	if r.normText != "" {
 		for _, j := range l.byText[r.normText] {
 			o := l.rows.at(j)
-			if !o.superseded && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
+			if !o.superseded && !o.retracted && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.mem.Object) == temporal.NormalizeObject(m.Object) {
 				return l.reinforce(j, m, h)
 			}

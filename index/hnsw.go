@@ -622,6 +622,18 @@ func (h *HNSW) connect(s *searcher, id uint32, l int, ep uint32, epd float32) (u
 			j++
 		}
 	}
+	if j == 0 {
+		// Every node the search met is deleted (an index whose nodes were
+		// all deleted, or a region of one): link to them anyway, or
+		// nothing would lead from the entry point to the new node. (The
+		// loop above kept nothing, so it overwrote nothing.)
+		for _, c := range cands {
+			if c.id != id {
+				cands[j] = c
+				j++
+			}
+		}
+	}
 	cands = cands[:j]
 	if len(cands) == 0 {
 		s.sel = cands
@@ -753,6 +765,29 @@ func (h *HNSW) Delete(key uint64) error {
 	delete(h.byKey, key)
 	atomic.OrUint32(&h.dead[id/32], 1<<(id%32))
 	h.live--
+	return nil
+}
+
+// Erase deletes key, as Delete does, and overwrites its vector and int8
+// code with zeros, under the index's write lock (no search is reading
+// them): for erasure, so that no copy of the vector outlives its deletion.
+// With Options.SharedVectors the vector zeroed is the caller's, which the
+// index references. The node stays in the graph as a tombstone that
+// routes searches, as a deleted one does.
+func (h *HNSW) Erase(key uint64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id, ok := h.byKey[key]
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrNotFound, key)
+	}
+	delete(h.byKey, key)
+	h.dead[id/32] |= 1 << (id % 32)
+	h.live--
+	clear(h.vec(id))
+	if h.quant {
+		clear(h.code(id))
+	}
 	return nil
 }
 

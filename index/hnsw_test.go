@@ -1058,3 +1058,75 @@ func TestSharedVectors(t *testing.T) {
 		t.Fatalf("Insert of a short vector: %v", err)
 	}
 }
+
+// A node inserted when every node the search meets is deleted is still
+// found: it links to the tombstones rather than to nothing (it used to be
+// unreachable from the entry point).
+func TestInsertAfterEveryNodeDeleted(t *testing.T) {
+	for _, quant := range []bool{false, true} {
+		h, err := New(&Options{Dim: 4, Quantize: quant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 5 {
+			if err := h.Insert(uint64(k), []float32{1, float32(k), 0, 0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range 5 {
+			if err := h.Delete(uint64(k)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := 10; k < 13; k++ {
+			if err := h.Insert(uint64(k), []float32{0, 1, float32(k), 0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := h.Search(context.Background(), []float32{0, 1, 11, 0}, 5, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != 3 || res[0].Key != 11 {
+			t.Fatalf("quantize %v: found %+v, want the 3 live nodes, 11 first", quant, res)
+		}
+	}
+}
+
+// Erase deletes a key and zeroes its vector and code; the index saves and
+// loads with the erased node as a tombstone.
+func TestEraseZeroesTheVector(t *testing.T) {
+	h, err := New(&Options{Dim: 4, Quantize: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		if err := h.Insert(uint64(k), []float32{1, float32(k), 1, 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := h.byKey[1]
+	if err := h.Erase(1); err != nil {
+		t.Fatal(err)
+	}
+	if h.Contains(1) || h.Len() != 2 {
+		t.Fatalf("after Erase: contains %v, len %d", h.Contains(1), h.Len())
+	}
+	for _, x := range h.vec(id) {
+		if x != 0 {
+			t.Fatalf("vector %v", h.vec(id))
+		}
+	}
+	for _, x := range h.code(id) {
+		if x != 0 {
+			t.Fatalf("code %v", h.code(id))
+		}
+	}
+	if err := h.Erase(1); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a second Erase: %v", err)
+	}
+	res, err := h.Search(context.Background(), []float32{1, 1, 1, 0}, 3, nil)
+	if err != nil || len(res) != 2 {
+		t.Fatalf("search after Erase: %+v %v", res, err)
+	}
+}

@@ -290,7 +290,8 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		if err := parallel(n, func(lo, hi int) error {
 			for i := lo; i < hi; i++ {
 				v := vector(h.keys[i])
-				if err := h.checkShared(v); err != nil {
+				erased := h.isDead(uint32(i)) && len(v) == dim && !slices.ContainsFunc(v, func(x float32) bool { return x != 0 })
+				if err := h.checkShared(v); err != nil && !erased { // Erase zeroes a deleted node's vector
 					return fmt.Errorf("%w: the vector of key %d: %w", ErrCorrupt, h.keys[i], err)
 				}
 				h.vref[i] = unsafe.Pointer(unsafe.SliceData(v))

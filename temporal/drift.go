@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -285,6 +286,37 @@ func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 	r.V0, r.Calibrated = d.v0, d.calibrated
 	r.Lambda = DriftLambda(d.volatility, d.opt.LambdaBase, d.opt.LambdaMax, d.opt.K, d.v0)
 	return r, nil
+}
+
+// Forget overwrites every embedding the windows hold that equals v with a
+// zero vector, taking it out of its window's sum, and returns how many it
+// overwrote. A zero embedding moves neither centroid: the detector then
+// reads as if that observation had had no direction. It is for erasure
+// (a purged memory's embedding must not outlive it); the readings already
+// returned do not change.
+func (d *DriftDetector) Forget(v []float64) int {
+	if len(v) != d.dim {
+		return 0
+	}
+	n := 0
+	for p := range d.held {
+		e := d.at(p)
+		if !slices.Equal(e, v) {
+			continue
+		}
+		if d.recent != nil {
+			sum := d.archive
+			if p >= d.held-d.opt.RecentWindow {
+				sum = d.recent
+			}
+			for i, x := range e {
+				sum[i] -= x
+			}
+		}
+		clear(e)
+		n++
+	}
+	return n
 }
 
 // grow makes room for one more embedding in a ring that is not full,

@@ -178,3 +178,43 @@ func TestDriftRejectsBadInput(t *testing.T) {
 		t.Error("rejected observations were kept")
 	}
 }
+
+// Forget replaces an embedding in the windows by a zero vector: the
+// detector then reads exactly as one that observed a zero vector in its
+// place, and the embedding is found no more.
+func TestDriftForget(t *testing.T) {
+	opts := &DriftOptions{RecentWindow: 2, ArchiveWindow: 4}
+	a, err := NewDriftDetector(3, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewDriftDetector(3, opts)
+	secret := []float64{0.3, 0.9, 0.1}
+	for i := range 9 {
+		v := []float64{1, float64(i) / 10, 0.5}
+		w := v
+		if i == 6 {
+			v, w = secret, []float64{0, 0, 0}
+		}
+		if _, err := a.Observe(v); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.Observe(w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := a.Forget(secret); n != 1 {
+		t.Fatalf("Forget found %d copies, want 1", n)
+	}
+	if n := a.Forget(secret); n != 0 {
+		t.Fatalf("a second Forget found %d", n)
+	}
+	for i := range 12 { // on through the next exact recomputation of the sums
+		v := []float64{0.2, 1, float64(i) / 7}
+		ra, _ := a.Observe(v)
+		rb, _ := b.Observe(v)
+		if math.Abs(ra.Distance-rb.Distance) > 1e-12 || ra.Lambda != rb.Lambda && math.Abs(ra.Lambda-rb.Lambda) > 1e-12 {
+			t.Fatalf("step %d: %+v after Forget, %+v with a zero observed", i, ra, rb)
+		}
+	}
+}

@@ -1,0 +1,373 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tidemark/tidemark/index"
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// Retraction and purge: the two ways a memory leaves a collection.
+//
+// Retract is a belief change, as a bi-temporal ledger makes one: the
+// memory stops being believed at the transaction time of the retraction.
+// Current and as-of-now answers lose it; a query as of an earlier
+// transaction time (SearchRequest.AsOfTx) still finds it, and its history
+// says who retracted it and when. Nothing is erased: it is evidence.
+// When the memory had superseded an earlier version of its fact key or
+// document chunk, that version holds again from the retraction on (until
+// the memory's successor, when it had one): retracting a wrong update
+// brings back the value it replaced, as the ledger's own supersession rule
+// would have had it.
+//
+// Purge is erasure, for privacy requests: the memory is retracted, then
+// its text, vector and every value derived from them (fact key, content
+// hash, normalised text, drift observation, int8 code) are overwritten in
+// memory; the next checkpoint writes a snapshot without them and removes
+// every log segment that held them (DB.Checkpoint rotates the log first).
+// A purge of a memory that was split purges the whole split family (the
+// original and its siblings), since each sibling is a copy of part of the
+// text. What remains is a tombstone: the id, the links to other memories
+// and the audit entry saying it was purged. A purged id cannot be written
+// again (ErrExists): the audit keeps it.
+
+// RetractOptions configures Collection.Retract. A nil *RetractOptions
+// retracts without naming who did.
+type RetractOptions struct {
+	// By names who retracted (a user, a token, a pipeline); it is kept in
+	// the audit and in the memory's history. At most MaxIDBytes.
+	By string
+	// Purge erases the memory instead of only retracting it (see above).
+	Purge bool
+}
+
+// RetractResult says what a Retract did.
+type RetractResult struct {
+	// IDs are the memories retracted or purged, the one asked for first;
+	// a purge adds the rest of its split family.
+	IDs []string
+	// Restored are the earlier versions the retracted memories had
+	// superseded, which hold again.
+	Restored []string
+	// Unchanged says the memory was already retracted and nothing was
+	// logged (a purge of a retracted memory is not unchanged).
+	Unchanged bool
+}
+
+// Retract withdraws memory id (or, with opts.Purge, erases it), logged and
+// durable when it returns. An unknown or purged id is ErrNotFound.
+func (c *Collection) Retract(ctx context.Context, id string, opts *RetractOptions) (*RetractResult, error) {
+	var o RetractOptions
+	if opts != nil {
+		o = *opts
+	}
+	if err := validID(id, "memory id"); err != nil {
+		return nil, err
+	}
+	if o.By != "" {
+		if err := validID(o.By, "retracted by"); err != nil {
+			return nil, err
+		}
+	}
+	c.mu.RLock()
+	j, ok := c.byID[id]
+	var retracted, purged bool
+	if ok {
+		r := c.rows.at(j)
+		retracted, purged = r.retracted, r.purged
+	}
+	dropped := c.dropped
+	c.mu.RUnlock()
+	if !ok || dropped || purged {
+		if err := c.db.usable(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
+	}
+	if retracted && !o.Purge {
+		return &RetractResult{IDs: []string{id}, Unchanged: true}, nil
+	}
+	rec := &record{typ: recRetract, coll: c.name, inc: c.incarnation, id: id, source: o.By, purge: o.Purge}
+	res, err := c.db.commit(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	return res.retract, nil
+}
+
+// applyRetract applies a logged retraction (record seq, transaction time
+// tx): the ledger under c.mu, a purge's erasure of its vectors under c.mu
+// and the indexes' own locks (Erase), and the moves between the indexes
+// afterwards, as applyPut does.
+func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uint64) (*RetractResult, error) {
+	c.mu.Lock()
+	if c.dropped {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	res, mv, err := c.retract(id, by, purge, tx, seq)
+	if err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.syncLinks()
+	var errs []error
+	for _, k := range mv.erased {
+		// The index reads a row's vector where the column store keeps it:
+		// Erase zeroes it there, and the row's int8 code, under the
+		// index's write lock (a walk may be reading it); the row's other
+		// beliefs' vectors are copies no index reads.
+		c.eraseVectors(k)
+		for _, h := range []*index.HNSW{c.surface, c.archive} {
+			if h.Contains(uint64(k)) {
+				if err := h.Erase(uint64(k)); err != nil {
+					errs = append(errs, fmt.Errorf("erase row %d: %w", k, err))
+				}
+			}
+		}
+	}
+	vecs := make(map[int][]float32, len(mv.toArchive)+len(mv.restored))
+	for _, k := range slices.Concat(mv.toArchive, mv.restored) {
+		vecs[k] = c.unitVector(k)
+	}
+	c.mu.Unlock()
+	for _, k := range mv.restored {
+		if err := c.archive.Delete(uint64(k)); err != nil {
+			errs = append(errs, fmt.Errorf("archive: delete row %d: %w", k, err))
+		}
+	}
+	c.moveIndexed(mv.leave, mv.restored, mv.toArchive, vecs)
+	if len(errs) > 0 {
+		c.mu.Lock()
+		if c.indexErr == nil {
+			c.indexErr = errors.Join(errs...)
+		}
+		c.mu.Unlock()
+	}
+	return res, nil
+}
+
+// retractMoves is what a retraction means for the indexes: rows that
+// leave the surface (and go to the archive unless purged), rows restored
+// to the surface from the archive, rows whose vectors are erased.
+type retractMoves struct {
+	leave, toArchive, restored, erased []int
+}
+
+// retract is the ledger's apply of a logged retraction of id by by (a
+// purge when purge is set), at transaction time tx in record seq.
+func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*RetractResult, retractMoves, error) {
+	var mv retractMoves
+	j, ok := l.byID[id]
+	if !ok || l.rows.at(j).purged {
+		return nil, mv, fmt.Errorf("%w: memory %q", ErrNotFound, id)
+	}
+	rows := []int{j}
+	if purge {
+		rows = l.splitFamily(j)
+	}
+	res := &RetractResult{}
+	at := fromDays(tx)
+	for _, k := range rows {
+		r := l.rows.at(k)
+		res.IDs = append(res.IDs, r.mem.ID)
+		if !r.retracted {
+			wasVisible := r.visible
+			for _, p := range l.withdraw(k, tx, by) {
+				res.Restored = append(res.Restored, l.rows.at(p).mem.ID)
+				mv.restored = append(mv.restored, p)
+			}
+			if wasVisible && !purge { // a purged row leaves its index by Erase
+				mv.leave = append(mv.leave, k)
+				mv.toArchive = append(mv.toArchive, k)
+			}
+			l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RuleRetract, ID: r.mem.ID, By: by, Reason: "RETRACTED"})
+		}
+		if purge {
+			l.erase(k)
+			mv.erased = append(mv.erased, k)
+			l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RulePurge, ID: r.mem.ID, By: by, Reason: "PURGED"})
+		}
+	}
+	// A version restored by one retraction of a purge may be purged by
+	// another: it stays where the purge put it.
+	mv.restored = slices.DeleteFunc(mv.restored, func(p int) bool { return l.rows.at(p).purged })
+	return res, mv, nil
+}
+
+// splitFamily is row j and, when j was split or is a sibling of a split,
+// the rest of its family (the original and every sibling), j first.
+func (l *ledger) splitFamily(j int) []int {
+	orig := j
+	if from := l.rows.at(j).mem.SplitFrom; from != "" {
+		if o, ok := l.byID[from]; ok {
+			orig = o
+		}
+	}
+	out := []int{j}
+	for _, k := range append([]int{orig}, l.rows.at(orig).splitInto...) {
+		if !slices.Contains(out, k) && !l.rows.at(k).purged {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// withdraw retracts row k at tx: its current belief is retired, it leaves
+// the surface and its fact key's and document chunk's chains, and the
+// version it had superseded, if any, holds again (the rows returned).
+func (l *ledger) withdraw(k int, tx float64, by string) (restored []int) {
+	r := l.rows.at(k)
+	r.retracted = true
+	ls := r.lists()
+	ls.retractedBy, ls.retractedAt = by, tx
+	last := len(r.states) - 1
+	if cur := &r.states[last]; cur.recorded.To > tx {
+		cur.recorded.To = max(tx, cur.recorded.From)
+		l.batch.RetiredAt[r.beliefs[last]] = l.day32(cur.recorded.To)
+	}
+	if r.visible {
+		r.visible = false
+		l.visible--
+		l.hide(k)
+	}
+	r.status = temporal.Archived
+	l.syncCounters(k)
+	l.offSurface(k)
+	if !r.key.IsZero() {
+		var p int
+		if l.byKey[r.key], p = l.unchain(l.byKey[r.key], k, tx); p >= 0 {
+			restored = append(restored, p)
+		}
+	}
+	if r.mem.DocID != "" {
+		var p int
+		if l.byDoc[r.doc], p = l.unchain(l.byDoc[r.doc], k, tx); p >= 0 {
+			restored = append(restored, p)
+		}
+	}
+	return restored
+}
+
+// unchain takes row k out of a version chain at tx. When k had closed the
+// version before it (supersede), that version is reopened: its valid
+// window runs again to its own end, or to the start of k's successor,
+// believed from tx on. It returns the chain and the row put back on the
+// surface, or −1.
+func (l *ledger) unchain(chain []int, k int, tx float64) ([]int, int) {
+	pos := slices.Index(chain, k)
+	if pos < 0 {
+		return chain, -1
+	}
+	chain = slices.Delete(chain, pos, pos+1)
+	if pos == 0 || l.rows.at(chain[pos-1]).supersededBy != k {
+		return chain, -1
+	}
+	pred := chain[pos-1]
+	succ := -1
+	if pos < len(chain) {
+		succ = chain[pos]
+	}
+	p := l.rows.at(pred)
+	to := p.givenTo
+	if succ >= 0 {
+		to = min(to, l.rows.at(succ).effFrom)
+	}
+	last := len(p.states) - 1
+	cur, b := p.states[last], p.beliefs[last]
+	switch {
+	case cur.valid.To == to && cur.recorded.To == temporal.Open:
+		// Closed by nothing k did (it had ended already).
+	case cur.recorded.From >= tx:
+		// Closed in this transaction: there is no belief to retire.
+		p.states[last].valid.To = to
+		l.batch.ValidTo[b] = l.day32(to)
+	default:
+		if cur.recorded.To > tx {
+			p.states[last].recorded.To = tx
+			l.batch.RetiredAt[b] = l.day32(tx)
+		}
+		p.states = append(p.states, state{valid: temporal.Window{From: cur.valid.From, To: to},
+			recorded: temporal.Window{From: tx, To: temporal.Open}})
+		l.appendBelief(pred, l.batch.Vectors[b*l.opts.Dim:(b+1)*l.opts.Dim], false)
+	}
+	if succ >= 0 {
+		p.supersededBy = succ
+		return chain, -1
+	}
+	p.superseded, p.supersededBy, p.status = false, -1, temporal.Active
+	l.syncCounters(pred)
+	if to <= tx || p.retracted {
+		return chain, -1
+	}
+	p.visible = true
+	l.visible++
+	l.show(pred)
+	return chain, pred
+}
+
+// erase overwrites what row k holds of its memory's content (purge): the
+// caller's fields but the id, kind and source; the text and everything
+// derived from it; the content hash; the aliases (their hashes are of the
+// same content); the drift detector's copy of its vector; and, in the
+// rows that adopted its fact key, the object they copied from its text.
+// Its beliefs are never believed again. The vectors themselves are
+// zeroed by the caller (eraseVectors, index Erase), which holds the
+// indexes' locks. The links (ids and rows) stay: they are no content.
+func (l *ledger) erase(k int) {
+	r := l.rows.at(k)
+	r.purged = true
+	l.purgedRows++
+	l.scrubDrift(k)
+	rest := &storedRest{SplitInto: r.mem.SplitInto, SplitFrom: r.mem.SplitFrom, DependsOn: r.mem.DependsOn}
+	if rest.isZero() {
+		rest = &noRest
+	}
+	r.mem = stored{ID: r.mem.ID, Kind: r.mem.Kind, Source: r.mem.Source, storedRest: rest}
+	r.normText, r.key, r.doc, r.hash = "", temporal.FactKey{}, docChunk{}, [32]byte{}
+	for _, a := range r.aliases {
+		delete(l.aliasHash, a)
+	}
+	for i := range r.states {
+		// Never recorded: every transaction-time mask removes it, and the
+		// snapshot's states give the columns the same on load.
+		r.states[i].recorded = temporal.Window{}
+		b := r.beliefs[i]
+		l.batch.RecordedAt[b], l.batch.RetiredAt[b] = 0, 0
+	}
+	for j := range l.rows.len() {
+		if o := l.rows.at(j); o.mem.KeyFrom == r.mem.ID && o.mem.keyFromObject != "" {
+			o.mem.own().keyFromObject = ""
+		}
+	}
+}
+
+// eraseVectors zeroes row k's vectors in the column store but the one an
+// index holds, which its Erase zeroes (c.mu held; before Erase).
+func (c *Collection) eraseVectors(k int) {
+	d := c.opts.Dim
+	indexed := c.surface.Contains(uint64(k)) || c.archive.Contains(uint64(k))
+	for i, b := range c.rows.at(k).beliefs {
+		if i > 0 || !indexed {
+			clear(c.batch.Vectors[b*d : (b+1)*d])
+		}
+	}
+}
+
+// scrubDrift replaces row k's observation in its drift detector's window,
+// if the window still holds it, by a zero vector (no direction: it moves
+// no centroid), so that no copy of the vector outlives a purge.
+func (l *ledger) scrubDrift(k int) {
+	r := l.rows.at(k)
+	if int(r.kgroup) >= len(l.kgroups) {
+		return
+	}
+	g := l.drift[l.kgroups[r.kgroup].drift]
+	if g == nil {
+		return
+	}
+	g.det.Forget(l.driftVector(k))
+}

@@ -1,0 +1,313 @@
+package tidemark
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// searchIDs returns the ids a search finds, best first.
+func searchIDs(t *testing.T, c *Collection, req *SearchRequest) []string {
+	t.Helper()
+	res, err := c.Search(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// copyDir copies the files of dir to a new directory: the image a crash
+// would leave of a database whose writes all returned (each is fsynced).
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	out := t.TempDir()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "LOCK" {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(out, d.Name()), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// A retracted update stops being believed at the retraction: current
+// answers return the value it had replaced, a query as of a transaction
+// time before the retraction still finds it, and its history says who
+// retracted it — the same after a log replay and after a snapshot.
+func TestRetractRestoresTheVersionItReplaced(t *testing.T) {
+	dir := t.TempDir()
+	clock := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
+	opts := &Options{Clock: func() time.Time { return clock }}
+	db := openTest(t, dir, opts)
+	defer func() { db.Close() }()
+	ctx := context.Background()
+	c := createTest(t, db, "facts", &CollectionOptions{Dim: 4})
+	day := func(m, d int) time.Time { return time.Date(2025, time.Month(m), d, 0, 0, 0, 0, time.UTC) }
+	put := func(m Memory) {
+		t.Helper()
+		if _, err := c.Put(ctx, []Memory{m}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(Memory{ID: "limit-100", Text: "The API rate limit is 100 requests per minute.", Vector: unit(4, 0),
+		Kind: temporal.Versioned, Subject: "api", Relation: "rate limit", Object: "100", ValidFrom: day(1, 1)})
+	put(Memory{ID: "other", Text: "Requests time out after 30 seconds.", Vector: unit(4, 2)})
+	clock = clock.Add(time.Hour)
+	put(Memory{ID: "limit-250", Text: "The API rate limit is 250 requests per minute.", Vector: unit(4, 0),
+		Kind: temporal.Versioned, Subject: "api", Relation: "rate limit", Object: "250", ValidFrom: day(6, 1)})
+	q := &SearchRequest{Vector: unit(4, 0), K: 2}
+	if got := searchIDs(t, c, q); !slices.Equal(got, []string{"limit-250", "other"}) {
+		t.Fatalf("before the retraction: %v", got)
+	}
+	beforeRetraction := clock
+	clock = clock.Add(time.Hour)
+	res, err := c.Retract(ctx, "limit-250", &RetractOptions{By: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.IDs, []string{"limit-250"}) || !slices.Equal(res.Restored, []string{"limit-100"}) || res.Unchanged {
+		t.Fatalf("result %+v", res)
+	}
+	if again, err := c.Retract(ctx, "limit-250", nil); err != nil || !again.Unchanged {
+		t.Fatalf("a second retraction: %+v, %v", again, err)
+	}
+	if _, err := c.Retract(ctx, "nobody", nil); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("an unknown id: %v", err)
+	}
+	check := func(c *Collection, how string) {
+		t.Helper()
+		for _, plan := range []Plan{PlanExact, PlanANN} {
+			for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodPlain} {
+				p := temporal.Preset(m)
+				q := &SearchRequest{Vector: unit(4, 0), K: 2, Plan: plan, Params: &p}
+				if got := searchIDs(t, c, q); !slices.Equal(got, []string{"limit-100", "other"}) {
+					t.Fatalf("%s, plan %v, method %v: current answers %v, want the restored limit-100 and other", how, plan, m, got)
+				}
+			}
+			q := &SearchRequest{Vector: unit(4, 0), K: 1, Plan: plan, AsOfTx: beforeRetraction}
+			if got := searchIDs(t, c, q); !slices.Equal(got, []string{"limit-250"}) {
+				t.Fatalf("%s, plan %v: as of the transaction time before the retraction: %v", how, plan, got)
+			}
+		}
+		m, err := c.Get(ctx, "limit-250")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Visible || m.RetractedBy != "alice" || !m.RetractedAt.Equal(beforeRetraction.Add(time.Hour)) {
+			t.Fatalf("%s: the retracted memory: visible %v, retracted by %q at %v", how, m.Visible, m.RetractedBy, m.RetractedAt)
+		}
+		old, err := c.Get(ctx, "limit-100")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !old.Visible || old.SupersededBy != "" || !old.ValidTo.IsZero() || len(old.Beliefs) != 3 {
+			t.Fatalf("%s: the restored memory: visible %v, superseded by %q, valid to %v, beliefs %+v", how, old.Visible, old.SupersededBy, old.ValidTo, old.Beliefs)
+		}
+		h, err := c.History(ctx, "limit-250")
+		if err != nil || len(h) != 2 || h[1].ID != "limit-250" || h[1].RetractedBy != "alice" {
+			t.Fatalf("%s: history %+v, %v", how, h, err)
+		}
+		var audited bool
+		audit, err := c.Audit(ctx, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range audit {
+			audited = audited || a.Rule == RuleRetract && a.ID == "limit-250" && a.By == "alice"
+		}
+		if !audited {
+			t.Fatalf("%s: no audit entry for the retraction", how)
+		}
+		checkConsistent(t, c.db)
+	}
+	check(c, "live")
+
+	// A later update of the fact supersedes the restored version as usual.
+	image := copyDir(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, image} {
+		how := map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir]
+		db2 := openTest(t, d, opts)
+		c2, err := db2.Collection("facts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(c2, how)
+		clock = clock.Add(time.Hour)
+		if _, err := c2.Put(ctx, []Memory{{ID: "limit-300" + how, Text: "The API rate limit is 300 requests per minute.", Vector: unit(4, 0),
+			Kind: temporal.Versioned, Subject: "api", Relation: "rate limit", Object: "300", ValidFrom: day(7, 1)}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := searchIDs(t, c2, &SearchRequest{Vector: unit(4, 0), K: 1}); !slices.Equal(got, []string{"limit-300" + how}) {
+			t.Fatalf("%s: after a new update: %v", how, got)
+		}
+		checkConsistent(t, db2)
+		if err := db2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = openTest(t, t.TempDir(), nil) // for the deferred Close
+}
+
+// A purge erases a memory's text and vector from every file once a
+// checkpoint has run, with the rest of its split family; the id stays
+// retired, the audit says it was purged, and the database reopens
+// consistent.
+func TestPurgeErasesEveryCopy(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	db := openTest(t, dir, nil)
+	defer func() { db.Close() }()
+	ctx := context.Background()
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	secret := "The vault code is tangerine-4471 and the backup vault code is zebra-0098."
+	out, err := c.Put(ctx, []Memory{
+		{ID: "secret", Text: secret},
+		{ID: "kept", Text: "The cafeteria opens at nine."},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out[0].Split) < 2 {
+		t.Fatalf("the two-fact memory was not split: %+v", out[0])
+	}
+	sibling := out[0].Split[1]
+	scan := func() (found []string) {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			if err == nil && (bytes.Contains(b, []byte("tangerine-4471")) || bytes.Contains(b, []byte("zebra-0098"))) {
+				found = append(found, d.Name())
+			}
+			return nil
+		})
+		return found
+	}
+	if len(scan()) == 0 {
+		t.Fatal("the text is in no file before the purge: the scan sees nothing")
+	}
+	vec, err := c.Get(ctx, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The family's vectors, to look for them after the purge.
+	var family [][]float64
+	for _, id := range append([]string{"secret"}, out[0].Split...) {
+		m, err := c.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		family = append(family, float64s(m.Vector))
+	}
+	res, err := c.Retract(ctx, sibling, &RetractOptions{Purge: true, By: "dpo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.IDs) != len(out[0].Split)+1 || res.IDs[0] != sibling || !slices.Contains(res.IDs, "secret") {
+		t.Fatalf("purged %v, want %s and the rest of its family (%v and secret)", res.IDs, sibling, out[0].Split)
+	}
+	for _, id := range res.IDs {
+		if _, err := c.Get(ctx, id); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("Get(%s) after the purge: %v", id, err)
+		}
+	}
+	plain := temporal.Preset(temporal.MethodPlain)
+	if got := searchIDs(t, c, &SearchRequest{Vector: vec.Vector, K: 5, Params: &plain}); slices.ContainsFunc(got, func(id string) bool { return slices.Contains(res.IDs, id) }) {
+		t.Fatalf("a search still finds a purged memory: %v", got)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "secret", Text: "something else"}}); !errors.Is(err, ErrExists) {
+		t.Fatalf("re-using a purged id: %v", err)
+	}
+	// In memory: no row, drift window or index holds the text or vector.
+	c.mu.RLock()
+	for _, id := range res.IDs {
+		j := c.byID[id]
+		r := c.rows.at(j)
+		if r.mem.Text != "" || r.normText != "" || !r.key.IsZero() || r.hash != [32]byte{} {
+			t.Errorf("row of %s keeps content: %+v", id, r.mem)
+		}
+		for _, b := range r.beliefs {
+			if slices.ContainsFunc(c.batch.Vectors[b*64:(b+1)*64], func(x float32) bool { return x != 0 }) {
+				t.Errorf("row of %s keeps its vector", id)
+			}
+		}
+		if c.surface.Contains(uint64(j)) || c.archive.Contains(uint64(j)) {
+			t.Errorf("an index holds row %d of %s", j, id)
+		}
+	}
+	c.mu.RUnlock()
+	c.mu.Lock()
+	for name, g := range c.drift {
+		for i, v := range family {
+			if n := g.det.Forget(v); n > 0 { // the windows hold it still
+				t.Errorf("drift group %s keeps the vector of family member %d", name, i)
+			}
+		}
+	}
+	c.mu.Unlock()
+	var purged int
+	audit, err := c.Audit(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range audit {
+		if a.Rule == RulePurge && a.By == "dpo" {
+			purged++
+		}
+	}
+	if purged != len(res.IDs) {
+		t.Fatalf("%d purge audit entries for %d memories", purged, len(res.IDs))
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if found := scan(); len(found) > 0 {
+		t.Fatalf("after the purge and a checkpoint the text is still in %v", found)
+	}
+	checkConsistent(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	c, err = db.Collection("notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, db)
+	if m, err := c.Get(ctx, "kept"); err != nil || m.Text != "The cafeteria opens at nine." {
+		t.Fatalf("kept memory: %+v %v", m, err)
+	}
+	if _, err := c.Get(ctx, "secret"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get(secret) after reopening: %v", err)
+	}
+}
+
+func float64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
