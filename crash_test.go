@@ -110,6 +110,20 @@ func TestCrashChild(t *testing.T) {
 				fmt.Println("feedback:", err)
 				os.Exit(3)
 			}
+		case 3, 5:
+			// Retractions and purges of acknowledged memories (announced
+			// first: one the kill interrupts may or may not have landed).
+			fmt.Fprintln(out, "retracting", batch[0].ID)
+			out.Flush()
+			res, err := c.Retract(ctx, batch[0].ID, &RetractOptions{By: "crash", Purge: n%7 == 5})
+			if err != nil {
+				fmt.Println("retract:", err)
+				os.Exit(3)
+			}
+			for _, id := range res.IDs {
+				fmt.Fprintln(out, map[bool]string{true: "purged", false: "retracted"}[n%7 == 5], id)
+			}
+			out.Flush()
 		case 4:
 			if _, err := c.Consolidate(ctx, nil); err != nil {
 				fmt.Println("consolidate:", err)
@@ -169,6 +183,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 	dir := t.TempDir()
 	acked, ackedText := map[string]bool{}, map[string]bool{}
+	retracted, purged, retracting := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	rng := rand.New(rand.NewPCG(5, 5))
 	for cycle := range cycles {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
@@ -219,6 +234,18 @@ func TestCrashRecovery(t *testing.T) {
 				ackedText[id] = true
 				continue
 			}
+			if id, ok := strings.CutPrefix(l, "retracting "); ok {
+				retracting[id] = true
+				continue
+			}
+			if id, ok := strings.CutPrefix(l, "retracted "); ok {
+				retracted[id] = true
+				continue
+			}
+			if id, ok := strings.CutPrefix(l, "purged "); ok {
+				purged[id] = true
+				continue
+			}
 			id, ok := strings.CutPrefix(l, "ack ")
 			if !ok {
 				t.Fatalf("cycle %d: child said %q", cycle, l)
@@ -234,8 +261,18 @@ func TestCrashRecovery(t *testing.T) {
 			t.Fatalf("cycle %d: %v", cycle, err)
 		}
 		for id := range acked {
-			if _, err := c.Get(context.Background(), id); err != nil {
+			m, err := c.Get(context.Background(), id)
+			switch {
+			case retracting[id] && !retracted[id] && !purged[id]:
+				// Interrupted: either outcome.
+			case purged[id]:
+				if !errors.Is(err, ErrNotFound) {
+					t.Fatalf("cycle %d: purged %s: %v", cycle, id, err)
+				}
+			case err != nil:
 				t.Fatalf("cycle %d: acknowledged %s lost: %v", cycle, id, err)
+			case retracted[id] && (m.Visible || m.RetractedBy != "crash"):
+				t.Fatalf("cycle %d: retracted %s: visible %v, retracted by %q", cycle, id, m.Visible, m.RetractedBy)
 			}
 		}
 		if len(ackedText) > 0 {

@@ -286,10 +286,10 @@ func (db *DB) enter() error {
 // applied is what applying one record gives its writer: the field of the
 // record's kind.
 type applied struct {
-	coll *Collection  // recCreate
-	puts []PutResult  // recPut
-	doc  docApplied   // recPutDoc
-	cons consolidated // recConsolidate
+	coll    *Collection    // recCreate
+	puts    []PutResult    // recPut
+	doc     docApplied     // recPutDoc
+	cons    consolidated   // recConsolidate
 	retract *RetractResult // recRetract
 }
 

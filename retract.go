@@ -46,8 +46,10 @@ type RetractOptions struct {
 
 // RetractResult says what a Retract did.
 type RetractResult struct {
-	// IDs are the memories retracted or purged, the one asked for first;
-	// a purge adds the rest of its split family.
+	// IDs are the memories retracted or purged, the one asked for first:
+	// a memory answers to its own id and to the ids of the writes folded
+	// into it as duplicates (Memory.Aliases), and a purge adds the rest of
+	// its split family.
 	IDs []string
 	// Restored are the earlier versions the retracted memories had
 	// superseded, which hold again.
@@ -169,11 +171,16 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 	if purge {
 		rows = l.splitFamily(j)
 	}
-	res := &RetractResult{}
+	res := &RetractResult{IDs: []string{id}}
 	at := fromDays(tx)
 	for _, k := range rows {
 		r := l.rows.at(k)
-		res.IDs = append(res.IDs, r.mem.ID)
+		// A row answers to its id and to the ids folded into it.
+		for _, o := range append([]string{r.mem.ID}, r.aliases...) {
+			if !slices.Contains(res.IDs, o) {
+				res.IDs = append(res.IDs, o)
+			}
+		}
 		if !r.retracted {
 			wasVisible := r.visible
 			for _, p := range l.withdraw(k, tx, by) {
