@@ -78,6 +78,8 @@ type AuditEntry struct {
 	// topic conflict's majority vote prefers.
 	Reason string
 	Prefer string `json:",omitempty"`
+	// By names who retracted or purged the memory (the token).
+	By string `json:",omitempty"`
 }
 
 // Rule names the consolidation rule behind an edit.
@@ -110,4 +112,8 @@ const (
 	// RuleUpdate: the planner's update: the newer memory (Other)
 	// supersedes the older.
 	RuleUpdate Rule = "update"
+	// RuleRetract: the memory was retracted (DELETE …/memories/{id}).
+	RuleRetract Rule = "retract"
+	// RulePurge: the memory's content was erased (?purge=true).
+	RulePurge Rule = "purge"
 )

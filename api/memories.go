@@ -71,6 +71,31 @@ type Memory struct {
 	SplitInto []string `json:"split_into,omitempty"`
 	SplitFrom string   `json:"split_from,omitempty"`
 	SplitRule string   `json:"split_rule,omitempty"`
+	// RetractedAt and RetractedBy say when and by whom the memory was
+	// retracted (DELETE …/memories/{id}); Purged says its content was
+	// erased (only ever seen in another memory's history).
+	RetractedAt *time.Time `json:"retracted_at,omitempty"`
+	RetractedBy string     `json:"retracted_by,omitempty"`
+	Purged      bool       `json:"purged,omitempty"`
+}
+
+// RetractResponse is the answer of DELETE
+// /v1/collections/{c}/memories/{id} (?purge=true erases).
+type RetractResponse struct {
+	// IDs are the memories retracted or purged, the one named first: a
+	// memory answers to the ids folded into it as duplicates too, and a
+	// purge takes the rest of a split memory's family (each sibling is a
+	// copy of part of its text).
+	IDs []string `json:"ids"`
+	// Purged says the memories' content was erased (it leaves the data
+	// directory's files at the next checkpoint).
+	Purged bool `json:"purged"`
+	// Restored lists the earlier versions that hold again: the retracted
+	// memory had superseded them.
+	Restored []string `json:"restored,omitempty"`
+	// Unchanged says the memory was already retracted: nothing was
+	// written.
+	Unchanged bool `json:"unchanged,omitempty"`
 }
 
 // PutRequest is the body of POST /v1/collections/{c}/memories.

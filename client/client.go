@@ -126,6 +126,24 @@ func (c *Client) Get(ctx context.Context, collection, id string) (api.Memory, er
 	return out, err
 }
 
+// Retract withdraws a memory: current answers lose it, a search as of an
+// earlier transaction time still finds it, and the version it had
+// superseded holds again.
+func (c *Client) Retract(ctx context.Context, collection, id string) (api.RetractResponse, error) {
+	var out api.RetractResponse
+	err := c.do(ctx, "DELETE", coll(collection)+"/memories/"+url.PathEscape(id), nil, &out)
+	return out, err
+}
+
+// Purge erases a memory's content, and that of its split family, for a
+// privacy request; the data directory's files lose it at the server's
+// next checkpoint.
+func (c *Client) Purge(ctx context.Context, collection, id string) (api.RetractResponse, error) {
+	var out api.RetractResponse
+	err := c.do(ctx, "DELETE", coll(collection)+"/memories/"+url.PathEscape(id)+"?purge=true", nil, &out)
+	return out, err
+}
+
 // History returns every version linked to a memory, oldest first.
 func (c *Client) History(ctx context.Context, collection, id string) ([]api.Memory, error) {
 	var out api.Versions

@@ -117,7 +117,7 @@ func wireAudit(a []tidemark.AuditEntry) []api.AuditEntry {
 	}
 	out := make([]api.AuditEntry, len(a))
 	for i, e := range a {
-		out[i] = api.AuditEntry{Seq: e.Seq, Time: e.Time, Rule: api.Rule(e.Rule.String()), ID: e.ID, Other: e.Other,
+		out[i] = api.AuditEntry{Seq: e.Seq, Time: e.Time, Rule: api.Rule(e.Rule.String()), ID: e.ID, Other: e.Other, By: e.By,
 			From: e.From, To: e.To, Penalty: e.Penalty, Reason: e.Reason, Prefer: e.Prefer}
 	}
 	return out

@@ -53,6 +53,28 @@ func (s *Server) getMemory(w http.ResponseWriter, r *http.Request, t *Token) err
 	return s.writeJSON(w, 200, wireMemory(m))
 }
 
+// retractMemory answers DELETE /v1/collections/{c}/memories/{id}: a
+// retraction, or with ?purge=true an erasure, in the token's name.
+func (s *Server) retractMemory(w http.ResponseWriter, r *http.Request, t *Token) error {
+	c, err := s.coll(r)
+	if err != nil {
+		return err
+	}
+	var purge bool
+	switch p := r.URL.Query().Get("purge"); p {
+	case "", "false":
+	case "true":
+		purge = true
+	default:
+		return errf(400, api.CodeInvalidArgument, "purge: want true or false, got %q", p)
+	}
+	res, err := c.Retract(r.Context(), r.PathValue("id"), &tidemark.RetractOptions{By: t.Name, Purge: purge})
+	if err != nil {
+		return err
+	}
+	return s.writeDone(w, 200, api.RetractResponse{IDs: res.IDs, Purged: purge, Restored: res.Restored, Unchanged: res.Unchanged})
+}
+
 // memoryHistory answers GET /v1/collections/{c}/memories/{id}/history.
 func (s *Server) memoryHistory(w http.ResponseWriter, r *http.Request, t *Token) error {
 	c, err := s.coll(r)
@@ -132,7 +154,8 @@ func wireMemory(m tidemark.Memory) api.Memory {
 		ValidFrom: tp(m.ValidFrom), ValidTo: tp(m.ValidTo), RecordedAt: tp(m.RecordedAt), Created: tp(m.Created),
 		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts,
 		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, Penalty: m.Penalty, ContradictedBy: m.ContradictedBy,
-		SplitInto: m.SplitInto, SplitFrom: m.SplitFrom, SplitRule: m.SplitRule}
+		SplitInto: m.SplitInto, SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
+		RetractedAt: tp(m.RetractedAt), RetractedBy: m.RetractedBy, Purged: m.Purged}
 }
 
 // wireMemories is a list of versions on the wire (never null).

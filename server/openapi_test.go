@@ -56,6 +56,10 @@ func TestOpenAPIValidatesRealTraffic(t *testing.T) {
 		{"POST", "/v1/rescore", `{"candidates":[{"memory":{"id":"a"},"sim":0.5}]}`, 200},
 		{"POST", "/v1/collections/facts/search", `{"vector":[1,0]}`, 400},
 		{"GET", "/v1/collections/nope", "", 404},
+		{"DELETE", "/v1/collections/facts/memories/v2", "", 200},
+		{"GET", "/v1/collections/facts/memories/v2", "", 200},
+		{"DELETE", "/v1/collections/facts/memories/v1?purge=true", "", 200},
+		{"DELETE", "/v1/collections/facts/memories/v1?purge=maybe", "", 400},
 		{"DELETE", "/v1/collections/facts?confirm=facts", "", 200},
 	} {
 		req, _ := http.NewRequestWithContext(ctx, tc.method, ts.URL+tc.path, strings.NewReader(tc.body))

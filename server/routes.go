@@ -32,6 +32,7 @@ func (s *Server) routes() {
 		{"DELETE /v1/collections/{c}", writeAccess, s.dropCollection},
 		{"POST /v1/collections/{c}/memories", writeAccess, s.putMemories},
 		{"GET /v1/collections/{c}/memories/{id}", readAccess, s.getMemory},
+		{"DELETE /v1/collections/{c}/memories/{id}", writeAccess, s.retractMemory},
 		{"GET /v1/collections/{c}/memories/{id}/history", readAccess, s.memoryHistory},
 		{"GET /v1/collections/{c}/facts", readAccess, s.factHistory},
 		{"POST /v1/collections/{c}/search", readAccess, s.search},

@@ -47,6 +47,8 @@ func commands() []command {
 		{"put", "upload memories (JSON Lines) to a running server (--addr, --token, --collection)", runPut},
 		{"search", "search a collection on a running server", runSearch},
 		{"history", "the versions of a memory on a running server", runHistory},
+		{"retract", "retract a memory on a running server: no longer believed from now on (its earlier version holds again)", runRetract},
+		{"purge", "erase a memory's text and vector on a running server (privacy requests; gone from every file at the next checkpoint)", runPurge},
 		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},
 		{"version", "print the version", runVersion},
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -246,6 +247,63 @@ func runHistory(args []string, stdout, stderr io.Writer) error {
 		if v.SupersededBy != "" {
 			fmt.Fprintf(stdout, "%-24s   superseded by %s\n", "", v.SupersededBy)
 		}
+		switch {
+		case v.Purged:
+			fmt.Fprintf(stdout, "%-24s   purged\n", "")
+		case v.RetractedAt != nil:
+			fmt.Fprintf(stdout, "%-24s   retracted %s by %s\n", "", v.RetractedAt.Format(time.RFC3339), cmp.Or(v.RetractedBy, "(unnamed)"))
+		}
+	}
+	return nil
+}
+
+// runRetract retracts a memory on a server.
+func runRetract(args []string, stdout, stderr io.Writer) error {
+	return retractCmd("retract", false, args, stdout, stderr)
+}
+
+// runPurge erases a memory on a server.
+func runPurge(args []string, stdout, stderr io.Writer) error {
+	return retractCmd("purge", true, args, stdout, stderr)
+}
+
+// retractCmd is retract and purge: DELETE …/memories/{id}, in the token's
+// name.
+func retractCmd(name string, purge bool, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags(name, stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	id := fs.String("id", "", "memory id (required)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	if *id == "" {
+		return errors.Join(errUsage, errors.New("--id is required"))
+	}
+	cl := client.New(*addr, *token)
+	call := cl.Retract
+	if purge {
+		call = cl.Purge
+	}
+	res, err := call(context.Background(), *coll, *id)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res)
+	}
+	switch {
+	case res.Unchanged:
+		fmt.Fprintf(stdout, "%s was already retracted\n", *id)
+	case purge:
+		fmt.Fprintf(stdout, "purged %s (its text and vector leave the server's files at its next checkpoint)\n", strings.Join(res.IDs, ", "))
+	default:
+		fmt.Fprintf(stdout, "retracted %s\n", strings.Join(res.IDs, ", "))
+	}
+	if len(res.Restored) > 0 {
+		fmt.Fprintf(stdout, "holds again: %s\n", strings.Join(res.Restored, ", "))
 	}
 	return nil
 }

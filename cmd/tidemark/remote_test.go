@@ -73,6 +73,22 @@ func TestRemoteCommands(t *testing.T) {
 	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "v1") || !strings.Contains(out, "current true") {
 		t.Fatalf("history: %q", out)
 	}
+	// Retract the newer version: the older holds again; history says who.
+	if out := run(runRetract, "--id", "v2"); !strings.Contains(out, "retracted v2") || !strings.Contains(out, "holds again: v1") {
+		t.Fatalf("retract: %q", out)
+	}
+	if out := run(runSearch, "--vector", "1,0,0"); !strings.Contains(out, " 1. v1") || strings.Contains(out, "v2") {
+		t.Fatalf("search after the retraction: %q", out)
+	}
+	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "retracted ") || !strings.Contains(out, "by cli") {
+		t.Fatalf("history after the retraction: %q", out)
+	}
+	if out := run(runPurge, "--id", "v2", "--json"); !strings.Contains(out, `"purged":true`) {
+		t.Fatalf("purge: %q", out)
+	}
+	if err := runRetract(append(common, "--id", "v2"), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "not_found") {
+		t.Fatalf("retracting a purged memory: %v", err)
+	}
 	// A text collection created from the command line: plain statements,
 	// no keys, the newer value supersedes.
 	text := []string{"--addr", ts.URL, "--token", tok, "--collection", "notes"}

@@ -1,0 +1,154 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/api"
+	"github.com/tidemark/tidemark/client"
+)
+
+// Over HTTP, as a user does it: put two versions of a fact, retract the
+// newer (the older holds again, a search as of the transaction time
+// before the retraction still finds the newer, history names the token),
+// then purge a memory and check, after a checkpoint, that no file of the
+// data directory holds its text. The Go client does the same calls.
+func TestRetractAndPurgeOverHTTP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := tidemark.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(db, Config{Tokens: []Token{
+		{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true},
+		{Token: reader, Name: "reader", Collections: []string{"facts"}},
+	}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	ctx := context.Background()
+	cl := client.New(ts.URL, admin)
+
+	if r := call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	put := func(body string) {
+		t.Helper()
+		if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, body); r.status != 200 {
+			t.Fatalf("put: %d %s", r.status, r.raw)
+		}
+	}
+	put(`{"memories":[{"id":"v1","text":"The API rate limit is 100 requests per minute.","vector":[1,0,0],"kind":"versioned","subject":"api","relation":"limit","object":"100","valid_from":"2025-01-01T00:00:00Z"}]}`)
+	put(`{"memories":[{"id":"v2","text":"The API rate limit is 250 requests per minute.","vector":[1,0.1,0],"kind":"versioned","subject":"api","relation":"limit","object":"250","valid_from":"2025-06-01T00:00:00Z"}]}`)
+	put(`{"memories":[{"id":"secret","text":"The vault code is tangerine-4471.","vector":[0,0,1]}]}`)
+	search := func(body string) []string {
+		t.Helper()
+		res, err := cl.Search(ctx, "facts", mustSearch(t, body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		return ids
+	}
+	if got := search(`{"vector":[1,0,0],"k":1}`); len(got) != 1 || got[0] != "v2" {
+		t.Fatalf("before: %v", got)
+	}
+	before := time.Now().UTC()
+	time.Sleep(10 * time.Millisecond)
+
+	// A reader may not retract; a bad purge value is a 400 in the one
+	// error shape; an unknown id a 404.
+	if r := call(t, ts, "DELETE", "/v1/collections/facts/memories/v2", reader, ""); r.status != 403 {
+		t.Fatalf("reader's retraction: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "DELETE", "/v1/collections/facts/memories/v2?purge=yes", admin, ""); r.status != 400 || r.body["error"] == nil {
+		t.Fatalf("purge=yes: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "DELETE", "/v1/collections/facts/memories/nobody", admin, ""); r.status != 404 {
+		t.Fatalf("unknown id: %d %s", r.status, r.raw)
+	}
+
+	res, err := cl.Retract(ctx, "facts", "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.IDs) != 1 || res.IDs[0] != "v2" || len(res.Restored) != 1 || res.Restored[0] != "v1" || res.Purged {
+		t.Fatalf("retract: %+v", res)
+	}
+	if again, err := cl.Retract(ctx, "facts", "v2"); err != nil || !again.Unchanged {
+		t.Fatalf("again: %+v %v", again, err)
+	}
+	if got := search(`{"vector":[1,0,0],"k":1}`); len(got) != 1 || got[0] != "v1" {
+		t.Fatalf("after the retraction, current: %v, want v1", got)
+	}
+	asOfTx := `{"vector":[1,0,0],"k":1,"as_of_tx":"` + before.Format(time.RFC3339Nano) + `"}`
+	if got := search(asOfTx); len(got) != 1 || got[0] != "v2" {
+		t.Fatalf("as of the transaction time before the retraction: %v, want v2", got)
+	}
+	m, err := cl.Get(ctx, "facts", "v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.RetractedBy != "admin" || m.RetractedAt == nil || *m.Visible {
+		t.Fatalf("retracted memory: by %q at %v visible %v", m.RetractedBy, m.RetractedAt, *m.Visible)
+	}
+	audit := call(t, ts, "GET", "/v1/collections/facts/audit", admin, "")
+	if !strings.Contains(audit.raw, `"Rule":"retract"`) || !strings.Contains(audit.raw, `"By":"admin"`) {
+		t.Fatalf("audit: %s", audit.raw)
+	}
+
+	scan := func() (found []string) {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("tangerine-4471")) {
+				found = append(found, d.Name())
+			}
+			return nil
+		})
+		return found
+	}
+	if len(scan()) == 0 {
+		t.Fatal("the secret is in no file before the purge: the scan sees nothing")
+	}
+	if r := call(t, ts, "DELETE", "/v1/collections/facts/memories/secret?purge=true", admin, ""); r.status != 200 || r.body["purged"] != true {
+		t.Fatalf("purge: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "GET", "/v1/collections/facts/memories/secret", admin, ""); r.status != 404 {
+		t.Fatalf("get after purge: %d %s", r.status, r.raw)
+	}
+	if r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, `{"memories":[{"id":"secret","vector":[0,1,0]}]}`); r.status != 409 {
+		t.Fatalf("re-using a purged id: %d %s", r.status, r.raw)
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if found := scan(); len(found) > 0 {
+		t.Fatalf("after the purge and a checkpoint the secret is still in %v", found)
+	}
+}
+
+// mustSearch decodes a search body as a client would have built it.
+func mustSearch(t *testing.T, body string) api.SearchRequest {
+	t.Helper()
+	var q api.SearchRequest
+	if err := decodeSearchBytes([]byte(body), &q); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
