@@ -161,6 +161,14 @@ func (c *dbCache) Put(key [32]byte, v []float32) {
 	}
 }
 
+// Delete forgets the vectors of keys in the cache file (a purge: the
+// cached vector of a purged text must not outlive it).
+func (c *dbCache) Delete(keys ...[32]byte) {
+	if fc, ok := c.cache().(interface{ Delete(...[32]byte) int }); ok {
+		fc.Delete(keys...)
+	}
+}
+
 // closeEmbedCache closes the cache file, if one was opened.
 func (db *DB) closeEmbedCache() error {
 	db.embMu.Lock()

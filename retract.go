@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -25,8 +26,9 @@ import (
 //
 // Purge is erasure, for privacy requests: the memory is retracted, then
 // its text, vector and every value derived from them (fact key, content
-// hash, normalised text, drift observation, int8 code) are overwritten in
-// memory; the next checkpoint writes a snapshot without them and removes
+// hash, normalised text, drift observation, int8 code, the remote
+// embedder's cached vector) are overwritten in memory and the embedding
+// cache file is rewritten without them; the next checkpoint writes a snapshot without them and removes
 // every log segment that held them (DB.Checkpoint rotates the log first).
 // A purge of a memory that was split purges the whole split family (the
 // original and its siblings), since each sibling is a copy of part of the
@@ -142,6 +144,13 @@ func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uin
 		}
 	}
 	c.moveIndexed(mv.leave, mv.restored, mv.toArchive, vecs)
+	if rm, ok := c.emb.(*embed.Remote); ok && len(mv.embedded) > 0 && c.db.opts.EmbedCacheEntries >= 0 {
+		keys := make([][32]byte, len(mv.embedded))
+		for i, t := range mv.embedded {
+			keys[i] = rm.CacheKey(t)
+		}
+		(&dbCache{db: c.db}).Delete(keys...)
+	}
 	if len(errs) > 0 {
 		c.mu.Lock()
 		if c.indexErr == nil {
@@ -157,6 +166,8 @@ func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uin
 // to the surface from the archive, rows whose vectors are erased.
 type retractMoves struct {
 	leave, toArchive, restored, erased []int
+	// embedded are the erased texts whose vectors an embedder made.
+	embedded []string
 }
 
 // retract is the ledger's apply of a logged retraction of id by by (a
@@ -194,6 +205,9 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 			l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RuleRetract, ID: r.mem.ID, By: by, Reason: "RETRACTED"})
 		}
 		if purge {
+			if r.mem.embedded {
+				mv.embedded = append(mv.embedded, r.mem.Text)
+			}
 			l.erase(k)
 			mv.erased = append(mv.erased, k)
 			l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RulePurge, ID: r.mem.ID, By: by, Reason: "PURGED"})

@@ -3,14 +3,17 @@ package tidemark
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -310,4 +313,61 @@ func float64s(v []float32) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// A purged text's vector leaves the remote embedder's cache file too:
+// after the purge the file holds no copy of it, and the same text written
+// again is embedded again.
+func TestPurgeForgetsTheCachedEmbedding(t *testing.T) {
+	ctx := context.Background()
+	f := newFakeEmbedder(t, 64, "")
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "docs", &CollectionOptions{Dim: 64, Embedder: "openai",
+		Remote: RemoteEmbedder{BaseURL: f.srv.URL + "/v1", Model: "m"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := "The vault code is tangerine-4471."
+	if _, err := c.Put(ctx, []Memory{{ID: "secret", Text: text}, {ID: "kept", Text: "The cafeteria opens at nine."}}); err != nil {
+		t.Fatal(err)
+	}
+	// The vector as the cache file stores it: the model's answer (the
+	// fake's hashing embedder), as float32 bits.
+	h, err := embed.NewHashing(&embed.HashingOptions{Dim: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, err := h.Embed(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, 0, 4*64)
+	for _, x := range answer[0] {
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+	}
+	cached := func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, embedCacheFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return bytes.Contains(b, raw)
+	}
+	if !cached() {
+		t.Fatal("the vector is not in the cache file before the purge: the check sees nothing")
+	}
+	if _, err := c.Retract(ctx, "secret", &RetractOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if cached() {
+		t.Fatal("the cache file still holds the purged text's vector")
+	}
+	before := f.txts.Load()
+	if _, err := c.Put(ctx, []Memory{{ID: "again", Text: text}}); err != nil {
+		t.Fatal(err)
+	}
+	if f.txts.Load() != before+1 {
+		t.Fatal("the purged text was answered from the cache")
+	}
 }

@@ -56,6 +56,19 @@ func (c *MemoryCache) Put(key [32]byte, v []float32) {
 }
 
 // Len returns the number of vectors held.
+// Delete forgets the vectors of keys and returns how many it held.
+func (c *MemoryCache) Delete(keys ...[32]byte) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range keys {
+		if c.lru.remove(k) {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *MemoryCache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -109,6 +122,16 @@ func (c *lru) put(key [32]byte, v []float32) bool {
 		delete(c.m, old.Value.(*lruEntry).key)
 	}
 	return true
+}
+
+// remove forgets key and reports whether it was held.
+func (c *lru) remove(key [32]byte) bool {
+	e, ok := c.m[key]
+	if ok {
+		c.ll.Remove(e)
+		delete(c.m, key)
+	}
+	return ok
 }
 
 // oldestFirst calls f for every entry from the least to the most recently

@@ -269,6 +269,25 @@ func (c *FileCache) rewrite() {
 	c.f, c.records = f, records
 }
 
+// Delete forgets the vectors of keys, in memory and in the file: the file
+// is rewritten without them (it may hold a key's older records even when
+// memory no longer does), so that no copy of an erased text's vector
+// stays on disk. It returns how many keys memory held.
+func (c *FileCache) Delete(keys ...[32]byte) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range keys {
+		if c.lru.remove(k) {
+			n++
+		}
+	}
+	if c.f != nil && len(keys) > 0 {
+		c.rewrite()
+	}
+	return n
+}
+
 // Len returns the number of vectors held in memory.
 func (c *FileCache) Len() int {
 	c.mu.Lock()

@@ -344,3 +344,28 @@ func FuzzFileCacheOpen(f *testing.F) {
 		checkHas(t, c, []int{7}, nil)
 	})
 }
+
+// Delete forgets keys in memory and rewrites the file without them, even
+// when the file holds a key's older record that memory evicted; a
+// reopened cache does not have them.
+func TestFileCacheDelete(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c")
+	c := openFileCacheT(t, path, 3)
+	for i := range 5 { // keys 0 and 1 are evicted from memory, their records stay
+		c.Put(testKey(i), testVec(i))
+	}
+	if n := c.Delete(testKey(0), testKey(3)); n != 1 {
+		t.Fatalf("Delete held %d keys in memory, want 1 (key 3)", n)
+	}
+	checkHas(t, c, []int{2, 4}, []int{0, 1, 3})
+	closeT(t, c)
+	c = openFileCacheT(t, path, 10)
+	defer closeT(t, c)
+	checkHas(t, c, []int{2, 4}, []int{0, 1, 3})
+
+	m := NewMemoryCache(4)
+	m.Put(testKey(1), testVec(1))
+	if m.Delete(testKey(1), testKey(2)) != 1 || m.Len() != 0 {
+		t.Fatalf("MemoryCache.Delete: len %d", m.Len())
+	}
+}
