@@ -140,9 +140,9 @@ type record struct {
 // a memory (Memory.KeyRule, KeyFrom) and a collection's key policy and
 // remote embedder; 3 adds splits (Memory.SplitInto, SplitFrom,
 // SplitRule; the sibling memories a consolidation run creates; a
-// collection's split policy); 4 adds the retraction record (its type is
-// the only change: a version 4 record of another type reads as version
-// 3). Versions 1 to 3 are still read:
+// collection's split policy); 4 adds the retraction record and a
+// memory's expected revision (Memory.IfRevision). Versions 1 to 3 are
+// still read:
 // version 1 collections key explicitly and their "hashing" embedder is
 // "hashing-words".
 const recordVersion = 4
@@ -329,9 +329,9 @@ func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 
 // memory
 
-// encode writes the caller's fields, the key the engine derived at Put
-// and the split (record format 3; format 1 had no derived key, 2 no
-// split).
+// encode writes the caller's fields, the key the engine derived at Put,
+// the split and the expected revision (record format 4; format 1 had no
+// derived key, 2 no split, 3 no revision).
 func (m *Memory) encode(w *wire.Writer) {
 	m.encodeCaller(w)
 	w.String(m.KeyRule)
@@ -344,6 +344,7 @@ func (m *Memory) encode(w *wire.Writer) {
 	}
 	w.String(m.SplitFrom)
 	w.String(m.SplitRule)
+	w.Uvarint(uint64(m.IfRevision))
 }
 
 // encodeCaller writes the caller's fields (not the engine's): the whole
@@ -422,6 +423,9 @@ func decodeMemory(r *wire.Reader, v byte) Memory {
 		m.SplitFrom = r.String(MaxIDBytes)
 		m.SplitRule = r.String(64)
 	}
+	if v >= 4 {
+		m.IfRevision = int(r.Int64Max(1 << 40))
+	}
 	return m
 }
 
@@ -486,7 +490,8 @@ func decodeReplaced(r *wire.Reader) []string {
 // the drift detectors' state (snapDrift) instead of replaying every row
 // through them on load; 6 stores memories and options as record version
 // 3 does (splits); 7 adds a row's retraction (two flags, who and when)
-// and an audit entry's By. Versions 1 to 6 are still read.
+// and revision, an audit entry's By, and stores memories as record
+// version 4 does. Versions 1 to 6 are still read.
 const snapshotVersion = 7
 
 // recordFormat is the record format of the memories and options in a
@@ -497,8 +502,10 @@ func recordFormat(v byte) byte {
 		return 1
 	case v < 6:
 		return 2
+	case v < 7:
+		return 3
 	}
-	return 3
+	return 4
 }
 
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
@@ -743,7 +750,8 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 // and n × superseded row, uvarint n and n × (string alias, its content
 // hash), float64 penalty, then three row lists (uvarint n, n × row):
 // review, contradicts, contradicted by (format 2 on); then (format 7)
-// bools retracted and purged, string retracted by, float64 retracted at.
+// bools retracted and purged, string retracted by, float64 retracted at,
+// uvarint revision.
 func (l *ledger) encodeRow(f *wire.Writer, j int) {
 	r := l.rows.at(j)
 	r.mem.encode(f)
@@ -779,6 +787,7 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 	f.Bool(r.purged)
 	f.String(r.retractedBy)
 	f.Float64(r.retractedAt)
+	f.Uvarint(uint64(r.revision))
 }
 
 // decodeRow reads what encodeRow wrote (format v) as row j of nrows and
@@ -825,8 +834,9 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	if v >= 7 {
 		rw.retracted, rw.purged = fr.Bool(), fr.Bool()
 		ls.retractedBy, ls.retractedAt = fr.String(MaxIDBytes), fr.Float64()
+		ls.revision = int(fr.Int64Max(1 << 40))
 	}
-	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted {
+	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted || ls.revision != 0 {
 		rw.rowLists = &ls
 	}
 	if fr.Err() == nil && (fr.Len() != 0 || len(vec) != l.opts.Dim || ns == 0) {

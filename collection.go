@@ -134,6 +134,9 @@ type rowLists struct {
 	// when (Retract).
 	retractedBy string
 	retractedAt float64
+	// revision is the version of its id the row holds (0 and 1: the
+	// first; Put of other content under the id makes the next).
+	revision int
 }
 
 // noLists is the lists of every row without any; nothing writes it.
@@ -283,11 +286,18 @@ type PutResult struct {
 // written when one is bad), embeds the ones given as text when the
 // collection has an embedder, appends the batch to the log, waits for
 // fsync and applies it. A nil error means the batch is durable and
-// visible to searches. A memory whose id exists with different content
-// makes the whole batch fail with ErrExists before anything is written —
-// except when two Puts race with one id: both pass that check, the first
-// in log order wins, and the other Put's memory is reported Rejected (its
-// other memories are written) with an error wrapping ErrExists.
+// visible to searches.
+//
+// Put is an upsert: a memory whose id exists with other content is the
+// id's next version (Memory.Revision), which supersedes the one before
+// bi-temporally, as a fact key's successor does (a query as of an earlier
+// valid or transaction time still finds the old one; History lists
+// both); the same content again is a retry (Unchanged). A memory with
+// IfRevision set is written only if its id is at that revision: otherwise
+// the batch fails with ErrConflict before anything is written — or, when
+// two Puts race past that check, the later one in log order has that
+// memory Rejected (its other memories are written) and returns an error
+// wrapping ErrConflict. A purged id stays retired (ErrExists).
 //
 // In a collection that splits (CollectionOptions.Split), a memory given
 // as text that states several facts is stored as archived evidence beside
@@ -374,7 +384,7 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 	out := foldSplits(batch, res.puts)
 	for i := range out {
 		if out[i].Outcome == Rejected {
-			return out, fmt.Errorf("%w: memory %d: id %q was written with other content by a concurrent Put", ErrExists, i, out[i].ID)
+			return out, fmt.Errorf("%w: memory %d: id %q was written by a concurrent Put since revision %d", ErrConflict, i, out[i].ID, ms[i].IfRevision)
 		}
 	}
 	return out, nil
@@ -386,6 +396,7 @@ func (m *Memory) clearEngineFields() {
 	m.Contradicts, m.Review, m.Penalty, m.ContradictedBy = nil, nil, 0, nil
 	m.KeyRule, m.KeyFrom, m.keyFromObject = "", "", ""
 	m.SplitInto, m.SplitFrom, m.SplitRule = nil, "", ""
+	m.Revision, m.RetractedAt, m.RetractedBy, m.Purged = 0, time.Time{}, "", false
 }
 
 // checkVector checks a vector's length and values.
@@ -422,8 +433,9 @@ func contentHash(m *Memory) [sha256.Size]byte {
 	return sha256.Sum256(w.B)
 }
 
-// precheck refuses a batch whose ids exist with other content, before
-// anything is logged (apply checks again, in log order).
+// precheck refuses a batch whose ids were purged or are not at the
+// revision a memory expects (Memory.IfRevision), before anything is
+// logged (apply checks again, in log order).
 func (c *Collection) precheck(ms []Memory) error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -431,10 +443,14 @@ func (c *Collection) precheck(ms []Memory) error {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	for i := range ms {
-		if j, ok := c.byID[ms[i].ID]; ok && c.rows.at(j).purged {
+		j, ok := c.byID[ms[i].ID]
+		switch want := ms[i].IfRevision; {
+		case ok && c.rows.at(j).purged:
 			return fmt.Errorf("%w: memory %d: id %q was purged; its id stays retired", ErrExists, i, ms[i].ID)
-		} else if ok && !c.sameContent(j, &ms[i], contentHash(&ms[i])) {
-			return fmt.Errorf("%w: memory %d: id %q was written with other content", ErrExists, i, ms[i].ID)
+		case want > 0 && !ok:
+			return fmt.Errorf("%w: memory %d: id %q does not exist; the write expected revision %d", ErrConflict, i, ms[i].ID, want)
+		case want > 0 && c.revision(j) != want:
+			return fmt.Errorf("%w: memory %d: id %q is at revision %d; the write expected %d", ErrConflict, i, ms[i].ID, c.revision(j), want)
 		}
 	}
 	return nil

@@ -229,21 +229,24 @@ func TestCrashRecovery(t *testing.T) {
 			}
 		}
 		_ = cmd.Wait()
+		// interrupted: the kill came between a retraction's announcement
+		// and its result.
+		interrupted := false
 		for _, l := range got {
 			if id, ok := strings.CutPrefix(l, "ackt "); ok {
 				ackedText[id] = true
 				continue
 			}
 			if id, ok := strings.CutPrefix(l, "retracting "); ok {
-				retracting[id] = true
+				retracting[id], interrupted = true, true
 				continue
 			}
 			if id, ok := strings.CutPrefix(l, "retracted "); ok {
-				retracted[id] = true
+				retracted[id], interrupted = true, false
 				continue
 			}
 			if id, ok := strings.CutPrefix(l, "purged "); ok {
-				purged[id] = true
+				purged[id], interrupted = true, false
 				continue
 			}
 			id, ok := strings.CutPrefix(l, "ack ")
@@ -269,6 +272,10 @@ func TestCrashRecovery(t *testing.T) {
 				if !errors.Is(err, ErrNotFound) {
 					t.Fatalf("cycle %d: purged %s: %v", cycle, id, err)
 				}
+			case errors.Is(err, ErrNotFound) && interrupted:
+				// An id folded into the memory whose purge the kill
+				// interrupted (the child never printed its ids).
+				purged[id] = true
 			case err != nil:
 				t.Fatalf("cycle %d: acknowledged %s lost: %v", cycle, id, err)
 			case retracted[id] && (m.Visible || m.RetractedBy != "crash"):

@@ -20,6 +20,10 @@ var (
 	// ErrExists: a collection name that is taken, or a memory id that
 	// exists with different content.
 	ErrExists = errors.New("tidemark: already exists")
+	// ErrConflict: a write's precondition failed — the memory id is not
+	// at the revision the writer expected (Memory.IfRevision): someone
+	// else wrote it in between.
+	ErrConflict = errors.New("tidemark: conflict")
 	// ErrClosed: a call on a DB after Close.
 	ErrClosed = errors.New("tidemark: database is closed")
 	// ErrFailed: the write-ahead log failed (a write or fsync error). The

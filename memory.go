@@ -110,6 +110,16 @@ type Memory struct {
 	SplitInto []string
 	SplitFrom string
 	SplitRule string
+	// Revision is the version of its id a memory is: 1 for the first
+	// write of the id, one more for each Put of other content under the
+	// id, which makes a new version superseding the one before (as a fact
+	// key's successor does). Filled in by the engine.
+	Revision int
+	// IfRevision, when positive on a memory being written, is the
+	// revision the writer expects the id to be at: the write is refused
+	// (ErrExists; PutResult Rejected) when the id is at another one, or
+	// does not exist — someone else wrote in between.
+	IfRevision int
 	// keyFromObject is, on a memory that gives KeyFrom its key, the value
 	// KeyFrom states (logged, so replay needs no text analysis).
 	keyFromObject string
@@ -184,6 +194,9 @@ func (m *Memory) validate(maxText int) error {
 	}
 	if !utf8.ValidString(m.Text) {
 		return fmt.Errorf("%w: text is not UTF-8", ErrInvalid)
+	}
+	if m.IfRevision < 0 || m.IfRevision > 1<<40 {
+		return fmt.Errorf("%w: if_revision %d out of range", ErrInvalid, m.IfRevision)
 	}
 	if _, err := m.Kind.MarshalText(); err != nil {
 		return fmt.Errorf("%w: kind %d is unknown", ErrInvalid, m.Kind)

@@ -12,7 +12,9 @@ func (l *ledger) rebuildMaps() error {
 	for j := range l.rows.len() {
 		r := l.rows.at(j)
 		for _, id := range append([]string{r.mem.ID}, r.aliases...) {
-			if _, dup := l.byID[id]; dup {
+			// An id's later version takes it over (Put of other content):
+			// the one before is superseded or was retracted.
+			if k, dup := l.byID[id]; dup && !l.rows.at(k).superseded && !l.rows.at(k).retracted {
 				return fmt.Errorf("id %q twice", id)
 			}
 			l.byID[id] = j

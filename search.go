@@ -730,6 +730,7 @@ func (c *Collection) memory(j int) Memory {
 		m.RetractedAt, m.RetractedBy = fromDays(r.retractedAt), r.retractedBy
 	}
 	m.Purged = r.purged
+	m.Revision = max(1, r.revision)
 	return m
 }
 

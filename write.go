@@ -186,18 +186,39 @@ func insertAll(h *index.HNSW, rows []int, vecs map[int][]float32) error {
 func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	res := PutResult{ID: m.ID}
 	h := contentHash(m)
+	prev := -1 // the id's current version, which this write replaces
 	if j, ok := l.byID[m.ID]; ok {
-		// A retry of a write that was applied (precheck refused other
-		// content; two racing Puts with one id land here in log order).
-		res.Outcome, res.Into = Unchanged, l.rows.at(j).mem.ID
-		if res.Into == m.ID {
-			res.Split = slices.Clone(l.rows.at(j).mem.SplitInto) // a retry of a split memory
-		}
-		if !l.sameContent(j, m, h) {
-			// Two Puts raced on one id with different content: the first
-			// in log order stands.
+		switch {
+		case m.IfRevision > 0 && m.IfRevision != l.revision(j):
+			// Someone else wrote the id since the writer read it (in log
+			// order: the precheck saw the revision it expected).
 			res.Outcome = Rejected
+			return res
+		case l.rows.at(j).purged:
+			res.Outcome = Rejected // a purged id stays retired
+			return res
+		case l.sameContent(j, m, h) && !l.rows.at(j).retracted:
+			// A retry of a write that was applied.
+			res.Outcome, res.Into = Unchanged, l.rows.at(j).mem.ID
+			if res.Into == m.ID {
+				res.Split = slices.Clone(l.rows.at(j).mem.SplitInto) // a retry of a split memory
+			}
+			return res
 		}
+		// Other content (or a retracted memory written again): a new
+		// version of the id, below — unless the id was only folded into
+		// another memory as a duplicate (an alias): it then gets content
+		// of its own, and that memory keeps its own.
+		if o := l.rows.at(j); o.mem.ID != m.ID {
+			ls := o.lists()
+			ls.aliases = slices.DeleteFunc(ls.aliases, func(a string) bool { return a == m.ID })
+			delete(l.aliasHash, m.ID)
+			delete(l.byID, m.ID)
+		} else {
+			prev = j
+		}
+	} else if m.IfRevision > 0 {
+		res.Outcome = Rejected // it expected a version that does not exist
 		return res
 	}
 	r := row{mem: storeFields(m), hash: h, supersededBy: -1, status: temporal.Unconsolidated,
@@ -224,8 +245,9 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		recorded: temporal.Window{From: r.rec, To: temporal.Open}}}
 
 	// Exact duplicate: same text, kind, windows, fact and document chunk as
-	// a current memory → reinforce it.
-	if r.normText != "" {
+	// a current memory → reinforce it. (Not a new version of an id: its
+	// content must be stored under the id.)
+	if r.normText != "" && prev < 0 {
 		for _, j := range l.byText[r.normText] {
 			o := l.rows.at(j)
 			if !o.superseded && !o.retracted && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
@@ -249,7 +271,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		for keyPos > 0 && temporal.Newer(l.rows.at(chain[keyPos-1]).assertion(chain[keyPos-1]), a) {
 			keyPos--
 		}
-		if keyPos > 0 {
+		if keyPos > 0 && prev < 0 {
 			pred := chain[keyPos-1]
 			if temporal.Resolve(a, l.rows.at(pred).assertion(pred)) == temporal.Duplicate {
 				return l.reinforce(pred, m, h)
@@ -296,6 +318,16 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		}
 		l.byDoc[r.doc] = l.link(chain, pos, idx, touched, &closed)
 	}
+	if prev >= 0 {
+		// The id's earlier version: superseded by this one whatever their
+		// keys (unless its chain did it already above), as a fact key's
+		// successor supersedes; its revision follows.
+		if p := l.rows.at(prev); p.supersededBy != idx {
+			l.replaceVersion(prev, idx, touched)
+			closed = append(closed, prev)
+		}
+		l.rows.at(idx).lists().revision = l.revision(prev) + 1
+	}
 	for _, o := range closed {
 		if o == idx {
 			res.SupersededBy = l.rows.at(l.rows.at(idx).supersededBy).mem.ID
@@ -319,6 +351,25 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		}
 	}
 	return res
+}
+
+// revision is row j's revision: 1 for an id's first version, one more
+// for each later version of the id (Put of other content).
+func (l *ledger) revision(j int) int { return max(1, l.rows.at(j).revision) }
+
+// replaceVersion makes row nw the next version of the id of row old: old
+// is superseded as a fact key's predecessor is, or, when it was retracted
+// (no longer believed), only linked to nw for its history.
+func (l *ledger) replaceVersion(old, nw int, touched map[int]bool) {
+	o := l.rows.at(old)
+	if !o.retracted {
+		l.supersede(old, nw, touched)
+		return
+	}
+	n := l.rows.at(nw)
+	o.superseded, o.supersededBy = true, nw
+	n.lists().supersedes = append(n.lists().supersedes, old)
+	l.addEdge(links.Version, nw, old)
 }
 
 func (r *row) assertion(idx int) temporal.Assertion {

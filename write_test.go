@@ -52,7 +52,9 @@ func TestPutRejectsBadInput(t *testing.T) {
 		{"subject without relation", Memory{ID: "sr", Subject: "x", Vector: unit(4, 0)}, ErrInvalid},
 		{"depends on itself", Memory{ID: "self", DependsOn: []string{"self"}, Vector: unit(4, 0)}, ErrInvalid},
 		{"offsets reversed", Memory{ID: "off", Start: 5, End: 2, Vector: unit(4, 0)}, ErrInvalid},
-		{"id exists with other content", Memory{ID: "ok", Text: "different", Vector: unit(4, 0)}, ErrExists},
+		{"an expected revision the id is not at", Memory{ID: "ok", Text: "different", Vector: unit(4, 0), IfRevision: 2}, ErrConflict},
+		{"an expected revision of an id that does not exist", Memory{ID: "new", Vector: unit(4, 0), IfRevision: 1}, ErrConflict},
+		{"a negative expected revision", Memory{ID: "ok", Vector: unit(4, 0), IfRevision: -1}, ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The bad memory rides with a good one: nothing of the batch is written.

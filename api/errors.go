@@ -51,6 +51,9 @@ const (
 	// CodeAlreadyExists (409): a collection name that is taken, or a
 	// memory id written before with other content.
 	CodeAlreadyExists = "already_exists"
+	// CodeConflict (409): a write's precondition failed: the memory is
+	// not at the version the writer expected (if_version).
+	CodeConflict = "conflict"
 	// CodeTooLarge (413): a body, batch, text or vector past its limit, or
 	// an answer that would be past the server's response limit.
 	CodeTooLarge = "too_large"

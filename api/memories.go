@@ -43,6 +43,12 @@ type Memory struct {
 	// RecordedAt).
 	RecordedAt *time.Time `json:"recorded_at,omitempty"`
 	Created    *time.Time `json:"created,omitempty"`
+	// IfVersion, when set on a memory being written, is the version
+	// (Revision) the writer last read of its id: the put answers 409
+	// conflict when someone else wrote the id in between (or it does not
+	// exist). Writing an id that exists with other content makes its next
+	// version, which supersedes the one before.
+	IfVersion int `json:"if_version,omitempty"`
 
 	// Filled in by the server.
 
@@ -74,6 +80,9 @@ type Memory struct {
 	// RetractedAt and RetractedBy say when and by whom the memory was
 	// retracted (DELETE …/memories/{id}); Purged says its content was
 	// erased (only ever seen in another memory's history).
+	// Revision is the version of its id the memory is: 1 for the first
+	// write, one more for each put of other content under the id.
+	Revision    int        `json:"revision,omitempty"`
 	RetractedAt *time.Time `json:"retracted_at,omitempty"`
 	RetractedBy string     `json:"retracted_by,omitempty"`
 	Purged      bool       `json:"purged,omitempty"`

@@ -24,7 +24,7 @@ func TestWireEnumsMatchEngine(t *testing.T) {
 		rules = append(rules, api.Rule(r.String()))
 	}
 	if want := []api.Rule{api.RuleLifecycle, api.RuleExpired, api.RuleSameKey, api.RuleRipple, api.RuleMerge, api.RuleLineage,
-		api.RuleSimilar, api.RuleTopicConflict, api.RuleContradicted, api.RuleSplit, api.RuleUpdate}; !slices.Equal(rules, want) {
+		api.RuleSimilar, api.RuleTopicConflict, api.RuleContradicted, api.RuleSplit, api.RuleUpdate, api.RuleRetract, api.RulePurge}; !slices.Equal(rules, want) {
 		t.Errorf("engine rules %q, api's %q", rules, want)
 	}
 	var keys []api.KeyPolicy

@@ -15,7 +15,7 @@
 // api's Code constants): 400 for bad input (malformed_json, unknown_field,
 // invalid_argument, dimension_mismatch, not_finite), 401 unauthenticated,
 // 403 forbidden or quota_exceeded, 404 not_found (an unknown route too),
-// 405 method_not_allowed, 409 already_exists, 413 too_large, 429
+// 405 method_not_allowed, 409 already_exists or conflict, 413 too_large, 429
 // rate_limited (with Retry-After), 503 unavailable or
 // embedder_unavailable (the collection's remote embedder failed; nothing
 // was stored), 504 timeout, 500 internal for anything else. A refused

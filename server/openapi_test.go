@@ -56,6 +56,8 @@ func TestOpenAPIValidatesRealTraffic(t *testing.T) {
 		{"POST", "/v1/rescore", `{"candidates":[{"memory":{"id":"a"},"sim":0.5}]}`, 200},
 		{"POST", "/v1/collections/facts/search", `{"vector":[1,0]}`, 400},
 		{"GET", "/v1/collections/nope", "", 404},
+		{"POST", "/v1/collections/facts/memories", `{"memories":[{"id":"v2","text":"limit 300","vector":[1,0.2,0],"kind":"versioned","subject":"api","relation":"limit","object":"300","valid_from":"2025-07-01T00:00:00Z","if_version":1}]}`, 200},
+		{"POST", "/v1/collections/facts/memories", `{"memories":[{"id":"v2","text":"limit 350","vector":[1,0.2,0],"if_version":1}]}`, 409},
 		{"DELETE", "/v1/collections/facts/memories/v2", "", 200},
 		{"GET", "/v1/collections/facts/memories/v2", "", 200},
 		{"DELETE", "/v1/collections/facts/memories/v1?purge=true", "", 200},

@@ -152,3 +152,37 @@ func mustSearch(t *testing.T, body string) api.SearchRequest {
 	}
 	return q
 }
+
+// A put of other content under an id is its next version; if_version
+// guards against a write in between (409 conflict, the one error shape).
+func TestUpsertOverHTTP(t *testing.T) {
+	ts, _ := newTestServer(t)
+	if r := call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.raw)
+	}
+	put := func(body string, status int) reply {
+		t.Helper()
+		r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, body)
+		if r.status != status {
+			t.Fatalf("put %s: %d %s", body, r.status, r.raw)
+		}
+		return r
+	}
+	put(`{"memories":[{"id":"cfg","text":"Backups run nightly.","vector":[1,0,0]}]}`, 200)
+	r := put(`{"memories":[{"id":"cfg","text":"Backups run every six hours.","vector":[0,1,0],"if_version":1}]}`, 200)
+	if !strings.Contains(r.raw, `"outcome":"stored"`) {
+		t.Fatalf("upsert: %s", r.raw)
+	}
+	r = put(`{"memories":[{"id":"cfg","text":"Backups run weekly.","vector":[0,1,0],"if_version":1}]}`, 409)
+	if e, _ := r.body["error"].(map[string]any); e == nil || e["code"] != api.CodeConflict {
+		t.Fatalf("a stale if_version: %s", r.raw)
+	}
+	g := call(t, ts, "GET", "/v1/collections/facts/memories/cfg", admin, "")
+	if g.status != 200 || g.body["text"] != "Backups run every six hours." || g.body["revision"] != float64(2) {
+		t.Fatalf("get: %s", g.raw)
+	}
+	h := call(t, ts, "GET", "/v1/collections/facts/memories/cfg/history", admin, "")
+	if h.status != 200 || !strings.Contains(h.raw, `"revision":1`) || !strings.Contains(h.raw, `"revision":2`) {
+		t.Fatalf("history: %s", h.raw)
+	}
+}

@@ -242,6 +242,8 @@ func errorStatus(err error) (int, string) {
 		return http.StatusNotFound, api.CodeNotFound
 	case errors.Is(err, tidemark.ErrExists):
 		return http.StatusConflict, api.CodeAlreadyExists
+	case errors.Is(err, tidemark.ErrConflict):
+		return http.StatusConflict, api.CodeConflict
 	case errors.Is(err, tidemark.ErrRateLimited):
 		return http.StatusTooManyRequests, api.CodeRateLimited
 	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed):

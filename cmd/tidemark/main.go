@@ -16,6 +16,8 @@
 //	put          upload memories (JSON Lines) to a running server
 //	search       search a collection on a running server
 //	history      the versions of a memory on a running server
+//	retract      retract a memory on a running server (its earlier version holds again)
+//	purge        erase a memory's text and vector on a running server (privacy requests)
 //	eval         the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE
 //	version      print the version
 //

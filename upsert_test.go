@@ -1,0 +1,158 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Put of other content under an existing id makes the id's next version:
+// current answers find the new content, a query as of an earlier
+// transaction time the old, History lists both with their revisions, and
+// IfRevision refuses a write that expected another revision — the same
+// after a log replay and after a snapshot.
+func TestPutOfOtherContentIsTheNextVersion(t *testing.T) {
+	dir := t.TempDir()
+	clock := time.Date(2025, 7, 1, 0, 0, 0, 0, time.UTC)
+	opts := &Options{Clock: func() time.Time { return clock }}
+	db := openTest(t, dir, opts)
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	put := func(m Memory) PutResult {
+		t.Helper()
+		res, err := c.Put(ctx, []Memory{m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	put(Memory{ID: "cfg", Text: "Backups run nightly.", Vector: unit(4, 0)})
+	put(Memory{ID: "other", Text: "The office opens at nine.", Vector: unit(4, 2)})
+	first := clock
+	clock = clock.Add(time.Hour)
+	if r := put(Memory{ID: "cfg", Text: "Backups run nightly.", Vector: unit(4, 0)}); r.Outcome != Unchanged {
+		t.Fatalf("the same content again: %+v", r)
+	}
+	r := put(Memory{ID: "cfg", Text: "Backups run every six hours.", Vector: unit(4, 1)})
+	if r.Outcome != Stored || !slices.Equal(r.Superseded, []string{"cfg"}) {
+		t.Fatalf("other content: %+v", r)
+	}
+	// A writer that read revision 1 is refused; one that read 2 writes 3.
+	if _, err := c.Put(ctx, []Memory{{ID: "cfg", Text: "Backups run weekly.", Vector: unit(4, 1), IfRevision: 1}}); !errors.Is(err, ErrConflict) {
+		t.Fatalf("a stale expected revision: %v", err)
+	}
+	clock = clock.Add(time.Hour)
+	put(Memory{ID: "cfg", Text: "Backups run every four hours.", Vector: unit(4, 1), IfRevision: 2})
+
+	check := func(c *Collection, how string) {
+		t.Helper()
+		m, err := c.Get(ctx, "cfg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Text != "Backups run every four hours." || m.Revision != 3 || !m.Visible {
+			t.Fatalf("%s: Get: %q revision %d visible %v", how, m.Text, m.Revision, m.Visible)
+		}
+		for _, plan := range []Plan{PlanExact, PlanANN} {
+			res, err := c.Search(ctx, &SearchRequest{Vector: unit(4, 1), K: 5, Plan: plan})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, h := range res.Hits {
+				if h.ID == "cfg" {
+					texts = append(texts, h.Memory.Text)
+				}
+			}
+			if !slices.Equal(texts, []string{"Backups run every four hours."}) {
+				t.Fatalf("%s, plan %v: current hits of cfg %q", how, plan, texts)
+			}
+			res, err = c.Search(ctx, &SearchRequest{Vector: unit(4, 0), K: 1, Plan: plan, AsOfTx: first})
+			if err != nil || len(res.Hits) != 1 || res.Hits[0].Memory.Text != "Backups run nightly." || res.Hits[0].Memory.Revision != 1 {
+				t.Fatalf("%s, plan %v: as of the first write: %+v %v", how, plan, res, err)
+			}
+		}
+		h, err := c.History(ctx, "cfg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var revs []int
+		for _, v := range h {
+			if v.ID == "cfg" {
+				revs = append(revs, v.Revision)
+			}
+		}
+		if !slices.Equal(revs, []int{1, 2, 3}) {
+			t.Fatalf("%s: history revisions %v", how, revs)
+		}
+		checkConsistent(t, c.db)
+	}
+	check(c, "live")
+	image := copyDir(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, image} {
+		how := map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir]
+		db := openTest(t, d, opts)
+		c, err := db.Collection("kb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(c, how)
+		if _, err := c.Put(ctx, []Memory{{ID: "cfg", Text: "x", Vector: unit(4, 1), IfRevision: 2}}); !errors.Is(err, ErrConflict) {
+			t.Fatalf("%s: a stale expected revision: %v", how, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Writers racing on one id with the revision they read: exactly one of
+// each round wins, the others are told ErrConflict, and nothing is lost.
+func TestIfRevisionUnderConcurrentWriters(t *testing.T) {
+	db := openTest(t, t.TempDir(), &Options{NoSync: true})
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "doc", Text: "v0", Vector: unit(4, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 10 {
+		m, err := c.Get(ctx, "doc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, conflicts := 0, 0
+		for w := range 4 {
+			wg.Go(func() {
+				_, err := c.Put(ctx, []Memory{{ID: "doc", Text: string(rune('a'+w)) + " in round " + string(rune('0'+round)),
+					Vector: unit(4, w), IfRevision: m.Revision}})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, ErrConflict):
+					conflicts++
+				default:
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 || conflicts != 3 {
+			t.Fatalf("round %d: %d writers won, %d conflicts; want 1 and 3", round, won, conflicts)
+		}
+		if got, _ := c.Get(ctx, "doc"); got.Revision != m.Revision+1 {
+			t.Fatalf("round %d: revision %d after %d", round, got.Revision, m.Revision)
+		}
+	}
+	checkConsistent(t, db)
+}
