@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,6 +143,46 @@ func (c *Client) Purge(ctx context.Context, collection, id string) (api.RetractR
 	var out api.RetractResponse
 	err := c.do(ctx, "DELETE", coll(collection)+"/memories/"+url.PathEscape(id)+"?purge=true", nil, &out)
 	return out, err
+}
+
+// List returns one page of a collection's memories (current ones by
+// default; see api.ListQuery), without vectors.
+func (c *Client) List(ctx context.Context, collection string, q api.ListQuery) (api.MemoryList, error) {
+	var out api.MemoryList
+	err := c.do(ctx, "GET", coll(collection)+"/memories?"+q.Encode(), nil, &out)
+	return out, err
+}
+
+// All iterates over every memory a listing selects, page after page from
+// q.Cursor on; it stops at the first error, which it yields.
+func (c *Client) All(ctx context.Context, collection string, q api.ListQuery) iter.Seq2[api.Memory, error] {
+	return func(yield func(api.Memory, error) bool) {
+		for {
+			page, err := c.List(ctx, collection, q)
+			if err != nil {
+				yield(api.Memory{}, err)
+				return
+			}
+			for _, m := range page.Memories {
+				if !yield(m, nil) {
+					return
+				}
+			}
+			if page.NextCursor == "" {
+				return
+			}
+			q.Cursor = page.NextCursor
+		}
+	}
+}
+
+// Count returns how many memories a listing selects (q's Limit and Cursor
+// are ignored).
+func (c *Client) Count(ctx context.Context, collection string, q api.ListQuery) (int, error) {
+	q.Limit, q.Cursor = 0, ""
+	var out api.Count
+	err := c.do(ctx, "GET", coll(collection)+"/count?"+q.Encode(), nil, &out)
+	return out.Count, err
 }
 
 // History returns every version linked to a memory, oldest first.

@@ -31,6 +31,8 @@ func (s *Server) routes() {
 		{"GET /v1/collections/{c}", readAccess, s.getCollection},
 		{"DELETE /v1/collections/{c}", writeAccess, s.dropCollection},
 		{"POST /v1/collections/{c}/memories", writeAccess, s.putMemories},
+		{"GET /v1/collections/{c}/memories", readAccess, s.listMemories},
+		{"GET /v1/collections/{c}/count", readAccess, s.countMemories},
 		{"GET /v1/collections/{c}/memories/{id}", readAccess, s.getMemory},
 		{"DELETE /v1/collections/{c}/memories/{id}", writeAccess, s.retractMemory},
 		{"GET /v1/collections/{c}/memories/{id}/history", readAccess, s.memoryHistory},

@@ -16,6 +16,7 @@
 //	put          upload memories (JSON Lines) to a running server
 //	search       search a collection on a running server
 //	history      the versions of a memory on a running server
+//	list         list or count a collection's memories on a running server
 //	retract      retract a memory on a running server (its earlier version holds again)
 //	purge        erase a memory's text and vector on a running server (privacy requests)
 //	eval         the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE
@@ -49,6 +50,7 @@ func commands() []command {
 		{"put", "upload memories (JSON Lines) to a running server (--addr, --token, --collection)", runPut},
 		{"search", "search a collection on a running server", runSearch},
 		{"history", "the versions of a memory on a running server", runHistory},
+		{"list", "list or count a collection's memories on a running server, a page at a time or all of them", runList},
 		{"retract", "retract a memory on a running server: no longer believed from now on (its earlier version holds again)", runRetract},
 		{"purge", "erase a memory's text and vector on a running server (privacy requests; gone from every file at the next checkpoint)", runPurge},
 		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},

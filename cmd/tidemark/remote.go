@@ -257,6 +257,96 @@ func runHistory(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// runList lists (or counts) a collection's memories on a server.
+func runList(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("list", stderr)
+	addr, token, coll, asJSON := remoteFlags(fs)
+	limit := fs.Int("limit", 100, "page size (1…1000)")
+	cursor := fs.String("cursor", "", "go on from a page's next cursor")
+	every := fs.Bool("every", false, "list every page, not just one")
+	versions := fs.Bool("versions", false, "every stored version (superseded, expired, retracted), not only the current memories")
+	count := fs.Bool("count", false, "print how many memories the listing selects")
+	asOf := fs.String("as-of", "", "what was true at this valid time (RFC 3339 or YYYY-MM-DD)")
+	asOfTx := fs.String("as-of-tx", "", "what was believed at this transaction time (RFC 3339 or YYYY-MM-DD)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := needRemote(fs, stderr, *token, *coll); err != nil {
+		return err
+	}
+	q := api.ListQuery{Limit: *limit, Cursor: *cursor, All: *versions}
+	for _, p := range []struct {
+		s   string
+		dst *time.Time
+	}{{*asOf, &q.AsOf}, {*asOfTx, &q.AsOfTx}} {
+		if p.s == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, p.s)
+		if err != nil {
+			if t, err = time.Parse(time.DateOnly, p.s); err != nil {
+				return errors.Join(errUsage, fmt.Errorf("%q is not an RFC 3339 time or a YYYY-MM-DD date", p.s))
+			}
+		}
+		*p.dst = t
+	}
+	cl := client.New(*addr, *token)
+	ctx := context.Background()
+	if *count {
+		n, err := cl.Count(ctx, *coll, q)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, n)
+		return nil
+	}
+	enc := json.NewEncoder(stdout)
+	show := func(m api.Memory) error {
+		if *asJSON {
+			return enc.Encode(m) // one memory a line: JSON Lines, as put reads
+		}
+		state := "current"
+		switch {
+		case m.Purged:
+			state = "purged"
+		case m.RetractedAt != nil:
+			state = "retracted"
+		case m.Visible != nil && !*m.Visible:
+			state = "archived"
+		}
+		_, err := fmt.Fprintf(stdout, "%-24s r%-3d %-9s %s\n", m.ID, m.Revision, state, oneLine(m.Text, 60))
+		return err
+	}
+	if *every {
+		n := 0
+		for m, err := range cl.All(ctx, *coll, q) {
+			if err != nil {
+				return err
+			}
+			if err := show(m); err != nil {
+				return err
+			}
+			if n++; n%10000 == 0 {
+				fmt.Fprintf(stderr, "%d memories listed\n", n)
+			}
+		}
+		return nil
+	}
+	page, err := cl.List(ctx, *coll, q)
+	if err != nil {
+		return err
+	}
+	for _, m := range page.Memories {
+		if err := show(m); err != nil {
+			return err
+		}
+	}
+	if page.NextCursor != "" {
+		fmt.Fprintf(stderr, "more: --cursor %s\n", page.NextCursor)
+	}
+	return nil
+}
+
 // runRetract retracts a memory on a server.
 func runRetract(args []string, stdout, stderr io.Writer) error {
 	return retractCmd("retract", false, args, stdout, stderr)

@@ -83,6 +83,15 @@ func TestRemoteCommands(t *testing.T) {
 	if out := run(runHistory, "--id", "v2"); !strings.Contains(out, "retracted ") || !strings.Contains(out, "by cli") {
 		t.Fatalf("history after the retraction: %q", out)
 	}
+	if out := run(runList, "--limit", "1"); !strings.Contains(out, "v1 ") || !strings.Contains(out, "current") {
+		t.Fatalf("list: %q", out)
+	}
+	if out := run(runList, "--versions", "--every", "--json"); strings.Count(out, "\n") != 2 || !strings.Contains(out, `"retracted_by":"cli"`) {
+		t.Fatalf("list --versions --every --json: %q", out)
+	}
+	if out := run(runList, "--count"); strings.TrimSpace(out) != "1" {
+		t.Fatalf("list --count: %q", out)
+	}
 	if out := run(runPurge, "--id", "v2", "--json"); !strings.Contains(out, `"purged":true`) {
 		t.Fatalf("purge: %q", out)
 	}
