@@ -28,9 +28,9 @@ import (
 // FuzzSnapshotBody): counts are bounded by the bytes left and every value
 // by its limit.
 //
-// # Log record (format 2)
+// # Log record (format 4)
 //
-//	byte     format version (1 or 2)
+//	byte     format version (1 to 4)
 //	byte     type: 1 create, 2 drop, 3 put, 4 feedback, 5 consolidate,
 //	         6 access, 7 document version, 8 retraction (format 4)
 //	string   collection name
@@ -65,11 +65,14 @@ import (
 // and n × string depends_on, varint access, positive and negative, times
 // valid from, valid to, recorded at and created — then (format 2) the key
 // the engine derived: string key rule, string key-from id, string the
-// adopted object, bool embedded (the vector came from the embedder).
+// adopted object, bool embedded (the vector came from the embedder);
+// (format 3) uvarint n and n × string split into, strings split from and
+// split rule; (format 4) uvarint the expected revision, string the
+// metadata as canonical JSON ("" for none).
 //
-// # Snapshot body (format 5)
+// # Snapshot body (format 7)
 //
-//	uvarint  format version (1 to 5)
+//	uvarint  format version (1 to 7)
 //	float64  the DB's last transaction time (days)
 //	uvarint  number of collections, then for each, in name order:
 //	  frame  header: string name, uvarint incarnation, collOpts (defaults
@@ -330,8 +333,9 @@ func decodeCollOpts(r *wire.Reader, v byte) CollectionOptions {
 // memory
 
 // encode writes the caller's fields, the key the engine derived at Put,
-// the split and the expected revision (record format 4; format 1 had no
-// derived key, 2 no split, 3 no revision).
+// the split, the expected revision and the metadata as canonical JSON
+// (record format 4; format 1 had no derived key, 2 no split, 3 no
+// revision or metadata).
 func (m *Memory) encode(w *wire.Writer) {
 	m.encodeCaller(w)
 	w.String(m.KeyRule)
@@ -345,6 +349,7 @@ func (m *Memory) encode(w *wire.Writer) {
 	w.String(m.SplitFrom)
 	w.String(m.SplitRule)
 	w.Uvarint(uint64(m.IfRevision))
+	w.String(m.metaJSON)
 }
 
 // encodeCaller writes the caller's fields (not the engine's): the whole
@@ -425,6 +430,12 @@ func decodeMemory(r *wire.Reader, v byte) Memory {
 	}
 	if v >= 4 {
 		m.IfRevision = int(r.Int64Max(1 << 40))
+		m.metaJSON = r.String(MaxMetadataBytes)
+		if m.metaJSON != "" {
+			if m.Metadata = parseMetadata(m.metaJSON); m.Metadata == nil {
+				r.Fail(fmt.Errorf("metadata is not a JSON object"))
+			}
+		}
 	}
 	return m
 }

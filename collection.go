@@ -430,6 +430,9 @@ func contentHash(m *Memory) [sha256.Size]byte {
 	var w wire.Writer
 	v := m.callerView()
 	v.encodeCaller(&w)
+	if v.metaJSON != "" { // (memories without metadata hash as before it existed)
+		w.String(v.metaJSON)
+	}
 	return sha256.Sum256(w.B)
 }
 

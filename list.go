@@ -35,6 +35,8 @@ type ListRequest struct {
 	Kinds    temporal.KindSet
 	Statuses temporal.StatusSet
 	Sources  []temporal.Source
+	// Filter, when set, keeps the memories whose metadata it matches.
+	Filter *Filter
 	// All lists every stored version instead: superseded, expired and
 	// retracted memories too (purged ones never), still filtered by kind,
 	// status and source.
@@ -132,7 +134,7 @@ func (c *Collection) scan(ctx context.Context, req *ListRequest, f func(j int) b
 			}
 		}
 		r := c.rows.at(j)
-		if r.purged || len(req.Sources) > 0 && !slices.Contains(req.Sources, r.mem.Source) {
+		if r.purged || len(req.Sources) > 0 && !slices.Contains(req.Sources, r.mem.Source) || !req.Filter.Match(r.mem.meta) {
 			continue
 		}
 		if !req.All && c.withdrawn(j, q.TxAt) {

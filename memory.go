@@ -120,6 +120,11 @@ type Memory struct {
 	// (ErrExists; PutResult Rejected) when the id is at another one, or
 	// does not exist — someone else wrote in between.
 	IfRevision int
+	// Metadata is the caller's own fields (see Metadata): returned with
+	// the memory, and what a Filter tests.
+	Metadata Metadata
+	// metaJSON is Metadata as canonical JSON, set by validate (logged).
+	metaJSON string
 	// keyFromObject is, on a memory that gives KeyFrom its key, the value
 	// KeyFrom states (logged, so replay needs no text analysis).
 	keyFromObject string
@@ -198,6 +203,11 @@ func (m *Memory) validate(maxText int) error {
 	if m.IfRevision < 0 || m.IfRevision > 1<<40 {
 		return fmt.Errorf("%w: if_revision %d out of range", ErrInvalid, m.IfRevision)
 	}
+	var err error
+	if m.metaJSON, err = canonicalMetadata(m.Metadata); err != nil {
+		return err
+	}
+	m.Metadata = parseMetadata(m.metaJSON) // the stored form, the caller's map left alone
 	if _, err := m.Kind.MarshalText(); err != nil {
 		return fmt.Errorf("%w: kind %d is unknown", ErrInvalid, m.Kind)
 	}

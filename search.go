@@ -98,6 +98,12 @@ type SearchRequest struct {
 	Kinds    temporal.KindSet
 	Statuses temporal.StatusSet
 	Sources  []temporal.Source
+	// Filter, when set, keeps only the memories whose metadata it matches
+	// (ParseFilter). Both plans apply it while finding candidates, so a
+	// selective filter still finds k hits: the ANN plan scores every
+	// matching memory exactly when few match (at most FilterExactLimit),
+	// and otherwise walks the index passing over the others.
+	Filter *Filter
 	// Plan chooses how candidates are found (default PlanAuto); Ef is the
 	// HNSW beam width of PlanANN (default max(CollectionOptions.Ef,
 	// candidates asked)).
@@ -396,7 +402,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	if n == 0 {
 		return nil
 	}
-	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 && req.FirstStage == 0 && !q.params.Pooled() {
+	if !req.Explain && q.params.MaskRetired && len(req.Sources) == 0 && req.Filter == nil && req.FirstStage == 0 && !q.params.Pooled() {
 		// At most one belief per memory passes the transaction-time mask,
 		// so the fused stage can scan the whole column store. (A pooled
 		// method takes the explained path below: its Hit.Score is the
@@ -416,9 +422,9 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	}
 	var beliefs []int
 	switch {
-	case len(req.Sources) > 0:
+	case len(req.Sources) > 0 || req.Filter != nil:
 		for j := range c.rows.len() {
-			if !slices.Contains(req.Sources, c.rows.at(j).mem.Source) || c.withdrawn(j, q.tq.TxAt) {
+			if !c.keep(j, req) || c.withdrawn(j, q.tq.TxAt) {
 				continue
 			}
 			if q.params.MaskRetired {
@@ -501,6 +507,18 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	// The index's candidates by their codes' distance: their exact cosines
 	// are computed below for the fused stage anyway.
 	so := &index.SearchOptions{Ef: ef, CodeScores: true}
+	if req.Filter != nil || len(req.Sources) > 0 {
+		// The rows the walk may return. Few of them: score them all,
+		// exactly (a walk through a graph mostly of others would miss
+		// some); otherwise the walk passes over the others, with a beam
+		// widened as the filter narrows.
+		pass, n, of, done, err := c.filterANN(ctx, q, req, res)
+		if err != nil || done {
+			return err
+		}
+		so.Filter = func(key uint64) bool { return pass[key/64]&(1<<(key%64)) != 0 }
+		so.Ef = min(max(ef, ef*of/max(n, 1)), maxFilteredEf)
+	}
 	found, err := c.surface.Search(ctx, q.vec, want, so)
 	if err != nil {
 		return err
@@ -554,7 +572,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		switch {
 		case r >= c.rows.len(): // cannot happen: the ledger is applied before the index
 		case c.withdrawn(r, q.tq.TxAt):
-		case len(req.Sources) > 0 && !slices.Contains(req.Sources, c.rows.at(r).mem.Source):
+		case !c.keep(r, req):
 		case q.params.MaskRetired:
 			beliefs = append(beliefs, c.rows.at(r).beliefs...)
 		default:
@@ -579,6 +597,70 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
+}
+
+// FilterExactLimit is the most memories a filtered search on the ANN plan
+// scores exactly, all of them, instead of walking the index.
+const FilterExactLimit = 4096
+
+// maxFilteredEf bounds the beam of a filtered walk.
+const maxFilteredEf = 2048
+
+// keep reports whether row j passes req's source and metadata filters
+// (c.mu held).
+func (c *Collection) keep(j int, req *SearchRequest) bool {
+	r := c.rows.at(j)
+	return (len(req.Sources) == 0 || slices.Contains(req.Sources, r.mem.Source)) && req.Filter.Match(r.mem.meta)
+}
+
+// filterANN finds the rows a filtered search may return: those on the
+// surface (and in the archive, for a historical query) that pass req's
+// filters, as a bitmap by row, their number n and the number of rows of
+// the indexes searched. When n is at most FilterExactLimit, it scores
+// them all into res and says done.
+func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) (pass []uint64, n, of int, done bool, err error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.dropped {
+		return nil, 0, 0, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+	}
+	of = c.visible
+	if q.historical {
+		of = c.rows.len() - c.purgedRows
+	}
+	pass = make([]uint64, (c.rows.len()+63)/64)
+	var rows []int
+	for j := range c.rows.len() {
+		r := c.rows.at(j)
+		if r.purged || !r.visible && !q.historical || !c.keep(j, req) || c.withdrawn(j, q.tq.TxAt) {
+			continue
+		}
+		pass[j/64] |= 1 << (j % 64)
+		if n++; n <= FilterExactLimit {
+			rows = append(rows, j)
+		}
+	}
+	if n > FilterExactLimit {
+		return pass, n, of, false, nil
+	}
+	var beliefs []int
+	for _, j := range rows {
+		if q.params.MaskRetired {
+			beliefs = append(beliefs, c.rows.at(j).beliefs...)
+		} else {
+			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+		}
+	}
+	sims := make([]float32, len(beliefs))
+	d := c.opts.Dim
+	for i, b := range beliefs {
+		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
+	}
+	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
+	res.Candidates = len(beliefs)
+	sc := c.scratch()
+	defer searchPool.Put(sc)
+	return nil, n, of, true, c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
 
 // candLookAhead is how many candidate rows ahead searchANN prefetches.

@@ -38,6 +38,10 @@ type storedRest struct {
 	keyFromObject              string
 	SplitInto                  []string
 	SplitFrom, SplitRule       string
+	// metaJSON is the memory's Metadata as canonical JSON; meta the same
+	// decoded once, for filters.
+	metaJSON string
+	meta     Metadata
 }
 
 // noRest is the rest of every memory that sets none of it; nothing writes
@@ -51,7 +55,7 @@ func (s *storedRest) isZero() bool {
 		s.Access == 0 && s.Positive == 0 && s.Negative == 0 &&
 		s.ValidFrom.IsZero() && s.ValidTo.IsZero() && s.RecordedAt.IsZero() && s.Created.IsZero() &&
 		s.KeyRule == "" && s.KeyFrom == "" && s.keyFromObject == "" &&
-		s.SplitInto == nil && s.SplitFrom == "" && s.SplitRule == ""
+		s.SplitInto == nil && s.SplitFrom == "" && s.SplitRule == "" && s.metaJSON == ""
 }
 
 // storeFields keeps m's caller fields (not its vector, not the engine's).
@@ -65,6 +69,7 @@ func storeFields(m *Memory) stored {
 		ValidFrom: m.ValidFrom, ValidTo: m.ValidTo, RecordedAt: m.RecordedAt, Created: m.Created,
 		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, keyFromObject: m.keyFromObject,
 		SplitInto: slices.Clip(m.SplitInto), SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
+		metaJSON: m.metaJSON, meta: parseMetadata(m.metaJSON),
 	}
 	if rest.isZero() {
 		rest = &noRest
@@ -94,6 +99,7 @@ func (s *stored) memory() Memory {
 		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, Created: r.Created,
 		KeyRule: r.KeyRule, KeyFrom: r.KeyFrom, keyFromObject: r.keyFromObject,
 		SplitInto: slices.Clone(r.SplitInto), SplitFrom: r.SplitFrom, SplitRule: r.SplitRule,
+		Metadata: parseMetadata(r.metaJSON), metaJSON: r.metaJSON,
 	}
 }
 

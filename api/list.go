@@ -11,7 +11,7 @@ import (
 
 // MemoryList is the answer of GET /v1/collections/{c}/memories: one page
 // of the memories the query parameters select (limit, cursor, as_of,
-// as_of_tx, now, kinds, statuses, sources, all), without vectors, in the
+// as_of_tx, now, kinds, statuses, sources, filter, all), without vectors, in the
 // order they were written.
 type MemoryList struct {
 	// Memories is the page (never null).
@@ -44,6 +44,9 @@ type ListQuery struct {
 	Kinds    []temporal.Kind
 	Statuses []temporal.Status
 	Sources  []temporal.Source
+	// Filter keeps the memories whose metadata it matches (the JSON of a
+	// search's filter).
+	Filter string
 	// All lists every stored version (superseded, expired, retracted).
 	All bool
 }
@@ -74,6 +77,9 @@ func (q ListQuery) Encode() string {
 	join("kinds", len(q.Kinds), func(i int) string { return q.Kinds[i].String() })
 	join("statuses", len(q.Statuses), func(i int) string { return q.Statuses[i].String() })
 	join("sources", len(q.Sources), func(i int) string { return q.Sources[i].String() })
+	if q.Filter != "" {
+		v.Set("filter", q.Filter)
+	}
 	if q.All {
 		v.Set("all", "true")
 	}

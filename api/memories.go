@@ -43,6 +43,10 @@ type Memory struct {
 	// RecordedAt).
 	RecordedAt *time.Time `json:"recorded_at,omitempty"`
 	Created    *time.Time `json:"created,omitempty"`
+	// Metadata is the memory's own fields, a JSON object (at most 16 KiB,
+	// nested at most 4 deep; top-level keys do not start with "$"): what
+	// a filter tests.
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// IfVersion, when set on a memory being written, is the version
 	// (Revision) the writer last read of its id: the put answers 409
 	// conflict when someone else wrote the id in between (or it does not

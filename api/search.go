@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/tidemark/tidemark/temporal"
@@ -26,6 +27,11 @@ type SearchRequest struct {
 	Kinds    []temporal.Kind   `json:"kinds,omitempty"`
 	Statuses []temporal.Status `json:"statuses,omitempty"`
 	Sources  []temporal.Source `json:"sources,omitempty"`
+	// Filter keeps the memories whose metadata it matches, in Chroma's
+	// "where" shape: {"team":"red"}, {"n":{"$gte":3}}, $gt, $lt, $lte, $ne,
+	// $in, $nin, $exists, {"$and":[…]}, {"$or":[…]}, {"$not":{…}}
+	// (tidemark.Filter).
+	Filter json.RawMessage `json:"filter,omitempty"`
 	// Range keeps memories created inside [from, to) (either may be open).
 	Range *Range `json:"range,omitempty"`
 	// Weights replace the weights of the four signals of the method: of

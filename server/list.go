@@ -75,6 +75,12 @@ func listRequest(r *http.Request, paged bool) (*tidemark.ListRequest, error) {
 			req.AsOf, err = queryTime(name, v)
 		case "as_of_tx":
 			req.AsOfTx, err = queryTime(name, v)
+		case "filter":
+			f, ferr := tidemark.ParseFilter([]byte(v))
+			if ferr != nil {
+				return nil, errf(400, api.CodeInvalidArgument, "filter: %v", strings.TrimPrefix(ferr.Error(), "tidemark: invalid input: filter: "))
+			}
+			req.Filter = f
 		case "all":
 			req.All, err = strconv.ParseBool(v)
 			if err != nil {

@@ -143,7 +143,7 @@ func engineMemory(m *api.Memory) tidemark.Memory {
 		DocID: m.DocID, Version: m.Version, Chunk: m.Chunk, Subject: m.Subject, Relation: m.Relation, Object: m.Object,
 		DependsOn: m.DependsOn, Access: m.Access, Positive: m.Positive, Negative: m.Negative,
 		ValidFrom: tv(m.ValidFrom), ValidTo: tv(m.ValidTo), RecordedAt: tv(m.RecordedAt), Created: tv(m.Created),
-		IfRevision: m.IfVersion}
+		IfRevision: m.IfVersion, Metadata: m.Metadata}
 }
 
 // wireMemory is a stored memory on the wire.
@@ -156,7 +156,7 @@ func wireMemory(m tidemark.Memory) api.Memory {
 		Status: &st, Visible: &vis, SupersededBy: m.SupersededBy, Supersedes: m.Supersedes, Contradicts: m.Contradicts,
 		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, Penalty: m.Penalty, ContradictedBy: m.ContradictedBy,
 		SplitInto: m.SplitInto, SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
-		Revision: m.Revision, RetractedAt: tp(m.RetractedAt), RetractedBy: m.RetractedBy, Purged: m.Purged}
+		Metadata: m.Metadata, Revision: m.Revision, RetractedAt: tp(m.RetractedAt), RetractedBy: m.RetractedBy, Purged: m.Purged}
 }
 
 // wireMemories is a list of versions on the wire (never null).

@@ -258,3 +258,136 @@ func TestListOverHTTP(t *testing.T) {
 		t.Fatalf("a reader lists: %d %s", r.status, r.raw)
 	}
 }
+
+// The walk of issue 18, over HTTP against a real data directory: create,
+// put with metadata, upsert a new version, filtered search, list with
+// pagination across concurrent writes, retract, as-of-tx before the
+// retraction still sees it, purge, and after a checkpoint no file of the
+// data directory holds the purged text.
+func TestRAGStoreWalk(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	db, err := tidemark.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := New(db, Config{Tokens: []Token{{Token: admin, Name: "admin", Collections: []string{"*"}, Write: true}}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	ctx := context.Background()
+	cl := client.New(ts.URL, admin)
+
+	// create
+	if _, err := cl.CreateCollection(ctx, "kb", api.CreateCollection{Dim: 4}); err != nil {
+		t.Fatal(err)
+	}
+	// put with metadata
+	var ms []api.Memory
+	for i := range 60 {
+		ms = append(ms, api.Memory{ID: fmt.Sprintf("doc-%02d", i), Text: fmt.Sprintf("Chunk %d of the handbook.", i),
+			Vector: []float32{1, float32(i%7) / 7, float32(i%3) / 3, 0.1}, Metadata: map[string]any{"team": []string{"red", "blue", "green"}[i%3], "page": i}})
+	}
+	ms = append(ms, api.Memory{ID: "secret", Text: "The vault code is tangerine-4471.", Vector: []float32{0, 0, 0, 1}, Metadata: map[string]any{"team": "red", "page": 99}})
+	if _, err := cl.Put(ctx, "kb", ms); err != nil {
+		t.Fatal(err)
+	}
+	// upsert a new version, guarded by the version read
+	got, err := cl.Get(ctx, "kb", "doc-03")
+	if err != nil || got.Revision != 1 {
+		t.Fatalf("get: %+v %v", got, err)
+	}
+	if _, err := cl.Put(ctx, "kb", []api.Memory{{ID: "doc-03", Text: "Chunk 3, revised.", Vector: []float32{1, 0.5, 0, 0.1},
+		Metadata: map[string]any{"team": "red", "page": 3, "revised": true}, IfVersion: got.Revision}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Put(ctx, "kb", []api.Memory{{ID: "doc-03", Text: "A lost update.", Vector: []float32{1, 0, 0, 0}, IfVersion: got.Revision}}); err == nil || !strings.Contains(err.Error(), api.CodeConflict) {
+		t.Fatalf("a write from the stale version: %v", err)
+	}
+	// filtered search
+	res, err := cl.Search(ctx, "kb", api.SearchRequest{Vector: []float32{1, 0.5, 0, 0.1}, K: 5, Filter: []byte(`{"team":"red","page":{"$lt":30}}`)})
+	if err != nil || len(res.Hits) != 5 || res.Hits[0].ID != "doc-03" || res.Hits[0].Memory.Text != "Chunk 3, revised." {
+		t.Fatalf("filtered search: %+v %v", res, err)
+	}
+	for _, h := range res.Hits {
+		if h.Memory.Metadata["team"] != "red" || h.Memory.Metadata["page"].(float64) >= 30 {
+			t.Fatalf("a hit outside the filter: %s %v", h.ID, h.Memory.Metadata)
+		}
+	}
+	if r := call(t, ts, "POST", "/v1/collections/kb/search", admin, `{"vector":[1,0,0,0],"filter":{"page":{"$near":3}}}`); r.status != 400 || !strings.Contains(r.raw, "$near") {
+		t.Fatalf("a bad filter: %d %s", r.status, r.raw)
+	}
+	// list with pagination across concurrent writes
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := cl.Put(ctx, "kb", []api.Memory{{ID: fmt.Sprintf("late-%d", i), Vector: []float32{0, 1, 0, 0}, Metadata: map[string]any{"team": "red"}}}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	seen := map[string]int{}
+	for m, err := range cl.All(ctx, "kb", api.ListQuery{Limit: 7, Filter: `{"team":"red"}`}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[m.ID]++
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if want := map[bool]int{true: 1, false: 0}[m.Metadata["team"] == "red" || m.ID == "doc-03"]; seen[m.ID] != want {
+			t.Fatalf("%s listed %d times, want %d", m.ID, seen[m.ID], want)
+		}
+	}
+	// retract; as of the transaction time before it, still found
+	before := time.Now().UTC()
+	time.Sleep(5 * time.Millisecond)
+	if _, err := cl.Retract(ctx, "kb", "doc-03"); err != nil {
+		t.Fatal(err)
+	}
+	q := api.SearchRequest{Vector: []float32{1, 0.5, 0, 0.1}, K: 1, Filter: []byte(`{"revised":true}`)}
+	if res, err := cl.Search(ctx, "kb", q); err != nil || len(res.Hits) != 0 {
+		t.Fatalf("after the retraction: %+v %v", res, err)
+	}
+	q.AsOfTx = &before
+	if res, err := cl.Search(ctx, "kb", q); err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "doc-03" {
+		t.Fatalf("as of before the retraction: %+v %v", res, err)
+	}
+	// purge; after a checkpoint no file holds the text
+	holding := func() (files []string) {
+		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("tangerine-4471")) {
+				files = append(files, d.Name())
+			}
+			return nil
+		})
+		return files
+	}
+	if len(holding()) == 0 {
+		t.Fatal("no file holds the text before the purge: the scan sees nothing")
+	}
+	if _, err := cl.Purge(ctx, "kb", "secret"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if files := holding(); len(files) > 0 {
+		t.Fatalf("after the purge and a checkpoint %v still hold the purged text", files)
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/api"
@@ -106,6 +107,13 @@ func searchRequest(req *api.SearchRequest, collMethod temporal.Method) (*tidemar
 	sr := &tidemark.SearchRequest{Vector: req.Vector, Text: req.Text, K: req.K, Now: tv(req.Now), AsOf: tv(req.AsOf),
 		AsOfTx: tv(req.AsOfTx), Kinds: temporal.KindsOf(req.Kinds...), Statuses: temporal.StatusesOf(req.Statuses...), Sources: req.Sources, Explain: req.Explain,
 		MinScore: req.MinScore}
+	if len(req.Filter) > 0 && string(req.Filter) != "null" {
+		f, err := tidemark.ParseFilter(req.Filter)
+		if err != nil {
+			return nil, errf(400, api.CodeInvalidArgument, "filter: %v", strings.TrimPrefix(err.Error(), "tidemark: invalid input: filter: "))
+		}
+		sr.Filter = f
+	}
 	if req.Method != "" {
 		m, err := temporal.ParseMethod(req.Method)
 		if err != nil {
