@@ -858,6 +858,9 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	}
 	rw.derive(l.opts.HalfLife)
 	l.rows.add(rw)
+	if rw.mem.meta != nil {
+		l.meta.set(j, rw.mem.meta)
+	}
 	for range rw.states {
 		l.appendBelief(j, vec, false)
 	}

@@ -54,7 +54,9 @@ type ledger struct {
 	visible   int
 	// purgedRows counts the rows Retract purged: they are in neither index.
 	purgedRows int
-	lastTx     float64 // the latest transaction time written or given, days
+	// meta is the rows' metadata by key, for filters (derived).
+	meta   metaIndex
+	lastTx float64 // the latest transaction time written or given, days
 	// rippleSeeds are the memories superseded since the last consolidation
 	// run, in order; audit is every consolidation edit.
 	rippleSeeds []int

@@ -127,14 +127,25 @@ func (c *Collection) scan(ctx context.Context, req *ListRequest, f func(j int) b
 	if c.dropped {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
+	var pass bitmap
+	if req.Filter != nil {
+		pass = c.filtered(req.Filter)
+	}
 	for j := start; j < c.rows.len(); j++ {
 		if j%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
+		if pass != nil && pass[j/64] == 0 {
+			j |= 63 // none of this word's 64 rows passes
+			continue
+		}
+		if pass != nil && !pass.has(j) {
+			continue
+		}
 		r := c.rows.at(j)
-		if r.purged || len(req.Sources) > 0 && !slices.Contains(req.Sources, r.mem.Source) || !req.Filter.Match(r.mem.meta) {
+		if r.purged || len(req.Sources) > 0 && !slices.Contains(req.Sources, r.mem.Source) {
 			continue
 		}
 		if !req.All && c.withdrawn(j, q.TxAt) {

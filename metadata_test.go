@@ -244,3 +244,83 @@ func TestFilteredSearchRecall(t *testing.T) {
 		}
 	}
 }
+
+// The metadata columns evaluate every filter exactly as Filter.Match does
+// on each row, for random metadata (numbers, strings, times, booleans,
+// nulls, arrays, objects, absent keys) and random filters.
+func TestMetaIndexAgreesWithMatch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	scalar := func() any {
+		switch rng.IntN(6) {
+		case 0:
+			return float64(rng.IntN(5))
+		case 1:
+			return []string{"red", "blue", "2025-03-01", "2025-03-01T12:00:00Z", "zeta"}[rng.IntN(5)]
+		case 2:
+			return rng.IntN(2) == 0
+		case 3:
+			return nil
+		case 4:
+			return []any{"red", float64(rng.IntN(3))}
+		}
+		return map[string]any{"a": 1.0}
+	}
+	var x metaIndex
+	var rows []Metadata
+	for j := range 400 {
+		md := Metadata{}
+		for _, k := range []string{"a", "b", "c"} {
+			if rng.IntN(3) > 0 {
+				md[k] = scalar()
+			}
+		}
+		if len(md) == 0 {
+			md = nil
+		}
+		rows = append(rows, md)
+		if md != nil {
+			x.set(j, md)
+		}
+	}
+	var leaf func() string
+	leaf = func() string {
+		k := []string{"a", "b", "c", "d"}[rng.IntN(4)]
+		v := func() string {
+			return []string{`1`, `2`, `"red"`, `"blue"`, `"2025-03-01"`, `"2025-03-02"`, `true`, `null`}[rng.IntN(8)]
+		}
+		switch rng.IntN(6) {
+		case 0:
+			return fmt.Sprintf(`{"%s":%s}`, k, v())
+		case 1:
+			op := []string{"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"}[rng.IntN(6)]
+			w := v()
+			if op[1] != 'e' && op != "$eq" && (w == "true" || w == "null") {
+				w = "1"
+			}
+			if (op == "$gt" || op == "$gte" || op == "$lt" || op == "$lte") && (w == "true" || w == "null") {
+				w = "1"
+			}
+			return fmt.Sprintf(`{"%s":{"%s":%s}}`, k, op, w)
+		case 2:
+			return fmt.Sprintf(`{"%s":{"%s":[%s,%s]}}`, k, []string{"$in", "$nin"}[rng.IntN(2)], v(), v())
+		case 3:
+			return fmt.Sprintf(`{"%s":{"$exists":%v}}`, k, rng.IntN(2) == 0)
+		case 4:
+			return fmt.Sprintf(`{"$not":%s}`, leaf())
+		}
+		return fmt.Sprintf(`{"%s":[%s,%s]}`, []string{"$and", "$or"}[rng.IntN(2)], leaf(), leaf())
+	}
+	for range 500 {
+		src := leaf()
+		f, err := ParseFilter([]byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got := x.eval(f, len(rows), func(j int) Metadata { return rows[j] })
+		for j, md := range rows {
+			if got.has(j) != f.Match(md) {
+				t.Fatalf("%s on %v: columns say %v, Match %v", src, md, got.has(j), f.Match(md))
+			}
+		}
+	}
+}

@@ -342,6 +342,7 @@ func (l *ledger) erase(k int) {
 	r := l.rows.at(k)
 	r.purged = true
 	l.purgedRows++
+	l.meta.clear(k)
 	l.scrubDrift(k)
 	rest := &storedRest{SplitInto: r.mem.SplitInto, SplitFrom: r.mem.SplitFrom, DependsOn: r.mem.DependsOn}
 	if rest.isZero() {

@@ -423,16 +423,17 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	var beliefs []int
 	switch {
 	case len(req.Sources) > 0 || req.Filter != nil:
-		for j := range c.rows.len() {
+		c.filtered(req.Filter).each(func(j int) bool {
 			if !c.keep(j, req) || c.withdrawn(j, q.tq.TxAt) {
-				continue
+				return true
 			}
 			if q.params.MaskRetired {
 				beliefs = append(beliefs, c.rows.at(j).beliefs...)
 			} else {
 				beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 			}
-		}
+			return true
+		})
 	case q.params.MaskRetired:
 		beliefs = make([]int, n)
 		for i := range beliefs {
@@ -512,12 +513,13 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		// exactly (a walk through a graph mostly of others would miss
 		// some); otherwise the walk passes over the others, with a beam
 		// widened as the filter narrows.
-		pass, n, of, done, err := c.filterANN(ctx, q, req, res)
+		pass, done, err := c.filterANN(ctx, q, req, res)
 		if err != nil || done {
 			return err
 		}
-		so.Filter = func(key uint64) bool { return pass[key/64]&(1<<(key%64)) != 0 }
-		so.Ef = min(max(ef, ef*of/max(n, 1)), maxFilteredEf)
+		// The walk's results are only rows the filter passes, and it goes
+		// on until it has ef of them: its beam needs no widening.
+		so.Filter = func(key uint64) bool { return int(key) < len(pass)*64 && pass.has(int(key)) }
 	}
 	found, err := c.surface.Search(ctx, q.vec, want, so)
 	if err != nil {
@@ -603,8 +605,17 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 // scores exactly, all of them, instead of walking the index.
 const FilterExactLimit = 4096
 
-// maxFilteredEf bounds the beam of a filtered walk.
-const maxFilteredEf = 2048
+// filtered is the rows metadata filter f passes (all of them for nil),
+// from the metadata columns (c.mu held).
+func (c *Collection) filtered(f *Filter) bitmap {
+	n := c.rows.len()
+	if f == nil {
+		all := newBitmap(n)
+		all.not(n)
+		return all
+	}
+	return c.meta.eval(f, n, func(j int) Metadata { return c.rows.at(j).mem.meta })
+}
 
 // keep reports whether row j passes req's source and metadata filters
 // (c.mu held).
@@ -613,35 +624,39 @@ func (c *Collection) keep(j int, req *SearchRequest) bool {
 	return (len(req.Sources) == 0 || slices.Contains(req.Sources, r.mem.Source)) && req.Filter.Match(r.mem.meta)
 }
 
-// filterANN finds the rows a filtered search may return: those on the
-// surface (and in the archive, for a historical query) that pass req's
-// filters, as a bitmap by row, their number n and the number of rows of
-// the indexes searched. When n is at most FilterExactLimit, it scores
-// them all into res and says done.
-func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) (pass []uint64, n, of int, done bool, err error) {
+// filterANN finds the rows a filtered search may return, as a bitmap by
+// row: those that pass req's filters (and, when few enough to score all,
+// that the query can see). When there are at most FilterExactLimit, it
+// scores them all into res and says done.
+func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest, res *SearchResult) (pass bitmap, done bool, err error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
-		return nil, 0, 0, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
+		return nil, false, fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	of = c.visible
-	if q.historical {
-		of = c.rows.len() - c.purgedRows
+	// The metadata filter over the columns; then, while there may be
+	// few enough to score, each match's own tests (a row visible to the
+	// query, its source).
+	bm := c.filtered(req.Filter)
+	if bm.count() > FilterExactLimit && len(req.Sources) == 0 {
+		return bm, false, nil // the walk searches only its index's rows
 	}
-	pass = make([]uint64, (c.rows.len()+63)/64)
 	var rows []int
-	for j := range c.rows.len() {
+	n := 0
+	bm.each(func(j int) bool {
 		r := c.rows.at(j)
 		if r.purged || !r.visible && !q.historical || !c.keep(j, req) || c.withdrawn(j, q.tq.TxAt) {
-			continue
+			bm[j/64] &^= 1 << (j % 64)
+			return true
 		}
-		pass[j/64] |= 1 << (j % 64)
-		if n++; n <= FilterExactLimit {
+		n++
+		if n <= FilterExactLimit {
 			rows = append(rows, j)
 		}
-	}
+		return true
+	})
 	if n > FilterExactLimit {
-		return pass, n, of, false, nil
+		return bm, false, nil
 	}
 	var beliefs []int
 	for _, j := range rows {
@@ -660,7 +675,7 @@ func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest
 	res.Candidates = len(beliefs)
 	sc := c.scratch()
 	defer searchPool.Put(sc)
-	return nil, n, of, true, c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
+	return nil, true, c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
 
 // candLookAhead is how many candidate rows ahead searchANN prefetches.

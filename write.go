@@ -293,6 +293,9 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	}
 	l.lastTx = max(l.lastTx, r.rec, tx)
 	l.rows.add(r)
+	if r.mem.meta != nil {
+		l.meta.set(idx, r.mem.meta)
+	}
 	l.appendBelief(idx, m.Vector, true)
 	l.observeDrift(idx)
 	l.byID[m.ID] = idx

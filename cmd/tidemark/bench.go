@@ -29,6 +29,7 @@ func workloads() []workload {
 		{"ann", "the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run", runBenchANN},
 		{"engine", "Put throughput per batch size against the bare log, and open/recovery times", runBenchEngine},
 		{"scale", "the engine at production shape (load, snapshot, open, recall, search, RSS) beside a bare index, same run", runBenchScale},
+		{"filter", "metadata-filtered search: the ANN plan's recall@10 against the exact plan at 1%, 10% and 50% selectivity, and latency", runBenchFilter},
 		{"consolidate", "consolidation cost per 10k memories, and search latency while it runs", runBenchConsolidate},
 		{"serve", "a load test of tidemark serve on loopback: concurrent searches and upserts", runBenchServe},
 		{"quality", "the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours", runBenchQuality},

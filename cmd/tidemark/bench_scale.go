@@ -36,3 +36,26 @@ func runBenchScale(args []string, stdout, stderr io.Writer) error {
 	}
 	return rep.WriteTable(stdout)
 }
+
+// runBenchFilter measures filtered search on realistic vectors.
+func runBenchFilter(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench filter", stderr)
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" or \""+bench.DataGaussian+"\"")
+	dim := fs.Int("dim", 768, "vector dimension")
+	n := fs.Int("n", 0, "memories (default 100000, or the whole dataset file when smaller)")
+	queries := fs.Int("queries", 200, "searches per selectivity")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunFilter(ctx, bench.FilterConfig{Data: *data, Dim: *dim, N: *n, Queries: *queries, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}
