@@ -274,7 +274,8 @@ func (l *ledger) withdraw(k int, tx float64, by string) (restored []int) {
 }
 
 // unchain takes row k out of a version chain at tx. When k had closed the
-// version before it (supersede), that version is reopened: its valid
+// version before it (supersede), a memory of another id, that version is
+// reopened: its valid
 // window runs again to its own end, or to the start of k's successor,
 // believed from tx on. It returns the chain and the row put back on the
 // surface, or −1.
@@ -284,7 +285,9 @@ func (l *ledger) unchain(chain []int, k int, tx float64) ([]int, int) {
 		return chain, -1
 	}
 	chain = slices.Delete(chain, pos, pos+1)
-	if pos == 0 || l.rows.at(chain[pos-1]).supersededBy != k {
+	if pos == 0 || l.rows.at(chain[pos-1]).supersededBy != k || l.rows.at(chain[pos-1]).mem.ID == l.rows.at(k).mem.ID {
+		// Nothing k closed; or an earlier version of k's own id, which a
+		// retraction of the id does not bring back.
 		return chain, -1
 	}
 	pred := chain[pos-1]

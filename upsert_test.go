@@ -156,3 +156,31 @@ func TestIfRevisionUnderConcurrentWriters(t *testing.T) {
 	}
 	checkConsistent(t, db)
 }
+
+// Retracting the latest version of an id withdraws the id: an earlier
+// version of it does not come back, even when the versions share a fact
+// key (the text collection derives one), while a retracted update of
+// another id brings back what it replaced.
+func TestRetractingAnIDsLatestVersionWithdrawsTheID(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	if _, err := c.Put(ctx, []Memory{{ID: "limit", Text: "The API rate limit is 100 requests per minute."}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Put(ctx, []Memory{{ID: "limit", Text: "The API rate limit is 250 requests per minute."}}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Get(ctx, "limit"); m.Revision != 2 || m.KeyRule == "" {
+		t.Fatalf("the second version: revision %d, key rule %q", m.Revision, m.KeyRule)
+	}
+	res, err := c.Retract(ctx, "limit", nil)
+	if err != nil || len(res.Restored) != 0 {
+		t.Fatalf("retract: %+v %v", res, err)
+	}
+	if n, _ := c.Count(ctx, nil); n != 0 {
+		t.Fatalf("%d current memories after the id was retracted, want 0", n)
+	}
+	checkConsistent(t, db)
+}
