@@ -207,9 +207,9 @@ type SearchResult struct {
 	// RemovedTotal counts them all.
 	Removed      []Removed
 	RemovedTotal int
-	// Plan is the plan that ran; Candidates the number of beliefs scored
-	// by the fused stage; Expanded the archived versions that version-link
-	// expansion added.
+	// Plan is the plan that ran; Candidates the number of memories the
+	// fused stage scored (each with every belief the query may see);
+	// Expanded the archived versions that version-link expansion added.
 	Plan                 Plan
 	Candidates, Expanded int
 	// Historical is true when the query asked about a past time, or its
@@ -398,7 +398,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	n := c.batch.Len()
-	res.Candidates = n
+	res.Candidates = c.rows.len() - c.purgedRows // every memory's beliefs are scored
 	if n == 0 {
 		return nil
 	}
@@ -456,7 +456,6 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 		}
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
-	res.Candidates = len(beliefs)
 	sc := c.scratch()
 	defer searchPool.Put(sc)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
@@ -597,7 +596,6 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		sims[i] = simd.Dot(q.vec, vecs[b*d:(b+1)*d])
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
-	res.Candidates = len(beliefs)
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
 
@@ -672,7 +670,6 @@ func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest
 		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
-	res.Candidates = len(beliefs)
 	sc := c.scratch()
 	defer searchPool.Put(sc)
 	return nil, true, c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
@@ -736,6 +733,14 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 	for i, b := range beliefs {
 		s := math.Max(-1, math.Min(1, float64(sims[i])))
 		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b])), Group: c.batch.Group[b]}
+	}
+	// The memories scored: a memory's beliefs are adjacent (each plan
+	// appends them together).
+	res.Candidates = 0
+	for i := range cands {
+		if i == 0 || cands[i].Meta.ID != cands[i-1].Meta.ID {
+			res.Candidates++
+		}
 	}
 	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Candidates: cands, Time: q.tq, Params: q.params, K: q.k, GroupLambda: gl})
 	if err != nil {

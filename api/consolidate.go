@@ -7,38 +7,46 @@ import (
 )
 
 // ConsolidationReport says what one consolidation run did: the answer of
-// POST /v1/collections/{c}/consolidate (tidemark.ConsolidationReport; its
-// JSON names are the Go field names).
+// POST /v1/collections/{c}/consolidate (tidemark.ConsolidationReport).
 type ConsolidationReport struct {
 	// Collection is the collection consolidated.
-	Collection string
+	Collection string `json:"collection"`
 	// Seq is the log record holding the run's edits (0 when there were
 	// none).
-	Seq uint64
+	Seq uint64 `json:"seq"`
 	// Promoted, Dormant and Reactivated count lifecycle changes; Expired
 	// the memories moved off the surface; Contradictions the pairs
 	// flagged; Ripples the memories penalised; Merged the near-duplicates
 	// folded; Dependencies the depends_on edges added.
-	Promoted, Dormant, Reactivated, Expired, Contradictions, Ripples int
-	Merged, Dependencies                                             int
+	Promoted       int `json:"promoted"`
+	Dormant        int `json:"dormant"`
+	Reactivated    int `json:"reactivated"`
+	Expired        int `json:"expired"`
+	Contradictions int `json:"contradictions"`
+	Ripples        int `json:"ripples"`
+	Merged         int `json:"merged"`
+	Dependencies   int `json:"dependencies"`
 	// Contradicted counts the memories penalised for losing a topic
 	// conflict's vote.
-	Contradicted int
+	Contradicted int `json:"contradicted"`
 	// Split counts the memories split into siblings; Updated the
 	// planner's updates applied.
-	Split, Updated int
+	Split   int `json:"split"`
+	Updated int `json:"updated"`
 	// PlannerAsked counts the memories the planner was asked about,
 	// PlannerRejected its proposals refused (below the threshold or
 	// failing a check), PlannerFailed its failed requests (the rules
 	// decided instead).
-	PlannerAsked, PlannerRejected, PlannerFailed int
+	PlannerAsked    int `json:"planner_asked"`
+	PlannerRejected int `json:"planner_rejected"`
+	PlannerFailed   int `json:"planner_failed"`
 	// Orphans lists superseded memories no current memory reaches
 	// through version links; empty unless something is broken.
-	Orphans []string
+	Orphans []string `json:"orphans,omitempty"`
 	// Truncated is true when the run stopped at its edit limit.
-	Truncated bool
-	// Duration is the run's wall time, in nanoseconds on the wire.
-	Duration time.Duration
+	Truncated bool `json:"truncated"`
+	// DurationMs is the run's wall time in milliseconds.
+	DurationMs float64 `json:"duration_ms"`
 }
 
 // LastConsolidation is the answer of GET /v1/collections/{c}/consolidate:
@@ -60,26 +68,28 @@ type AuditLog struct {
 	Next uint64 `json:"next,omitempty"`
 }
 
-// AuditEntry is one consolidation edit (tidemark.AuditEntry; its JSON
-// names are the Go field names).
+// AuditEntry is one audited change (tidemark.AuditEntry): a consolidation
+// edit, a split, a retraction or a purge.
 type AuditEntry struct {
-	// Seq is the log record of the run; Time its transaction time.
-	Seq  uint64
-	Time time.Time
-	// Rule is the rule behind the edit.
-	Rule Rule
+	// Seq is the log record of the change; Time its transaction time.
+	Seq  uint64    `json:"seq"`
+	Time time.Time `json:"time"`
+	// Rule is the rule behind the change.
+	Rule Rule `json:"rule"`
 	// ID is the memory changed; Other the memory that caused it.
-	ID, Other string
+	ID    string `json:"id"`
+	Other string `json:"other,omitempty"`
 	// From and To are the statuses of a lifecycle change; Penalty the
 	// base-confidence penalty of a ripple or a lost conflict.
-	From, To temporal.Status
-	Penalty  float64
+	From    temporal.Status `json:"from"`
+	To      temporal.Status `json:"to"`
+	Penalty float64         `json:"penalty,omitempty"`
 	// Reason is a machine-readable reason code; Prefer names the memory a
 	// topic conflict's majority vote prefers.
-	Reason string
-	Prefer string `json:",omitempty"`
+	Reason string `json:"reason"`
+	Prefer string `json:"prefer,omitempty"`
 	// By names who retracted or purged the memory (the token).
-	By string `json:",omitempty"`
+	By string `json:"by,omitempty"`
 }
 
 // Rule names the consolidation rule behind an edit.

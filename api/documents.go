@@ -11,18 +11,19 @@ type DocumentRequest struct {
 }
 
 // DocumentReport is the answer of PUT /v1/collections/{c}/documents/{doc}
-// (tidemark.DocumentReport; its JSON names are the Go field names).
+// (tidemark.DocumentReport).
 type DocumentReport struct {
 	// DocID is the document; Version the new chunks' version; Chunks the
 	// document's chunks after the write.
-	DocID   string
-	Version int
-	Chunks  int
+	DocID   string `json:"doc_id"`
+	Version int    `json:"version"`
+	Chunks  int    `json:"chunks"`
 	// Reembedded counts the chunk texts embedded: every chunk for a new
 	// document, only the chunks an edit touched for an edit.
-	Reembedded int
+	Reembedded int `json:"reembedded"`
 	// Created and Superseded are the chunk memories written and replaced;
 	// Transferred counts the dependency edges moved to the new chunks.
-	Created, Superseded []string
-	Transferred         int
+	Created     []string `json:"created"`
+	Superseded  []string `json:"superseded,omitempty"`
+	Transferred int      `json:"transferred"`
 }

@@ -89,7 +89,33 @@ type Hit struct {
 	// Memory is the memory, without its vector.
 	Memory Memory `json:"memory"`
 	// Signals are the per-signal scores that explain Score.
-	Signals *temporal.Signals `json:"signals,omitempty"`
+	Signals *Signals `json:"signals,omitempty"`
+}
+
+// Signals are a hit's per-signal scores (temporal.Signals): the inputs of
+// its fused score.
+type Signals struct {
+	// Sim is the raw cosine; SimNorm its min–max normalisation over the
+	// candidates (used by the article's method only).
+	Sim     float64 `json:"sim"`
+	SimNorm float64 `json:"sim_norm"`
+	// AgeDays is the memory's age at the query's time.
+	AgeDays float64 `json:"age_days"`
+	// Decay is max(floor, exp(−λ·age)); Recency the recency among the
+	// candidates (1 unless the method uses it).
+	Decay   float64 `json:"decay"`
+	Recency float64 `json:"recency"`
+	// State is the memory's validity at the query's valid time.
+	State temporal.ValidityState `json:"state"`
+	// EventGated is true when an open event's boost was cut by the event
+	// floor.
+	EventGated bool `json:"event_gated"`
+	// Temporal, Confidence and Relational are the signals entering the
+	// weighted sum; Penalty the semantic penalty multiplier.
+	Temporal   float64 `json:"temporal"`
+	Confidence float64 `json:"confidence"`
+	Relational float64 `json:"relational"`
+	Penalty    float64 `json:"penalty"`
 }
 
 // Removed is a candidate the masks removed.

@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/api"
@@ -106,7 +107,11 @@ const maxAuditPage = 1000
 // field added to the engine's report stops the build here until the wire
 // type says what to do with it.
 func wireReport(rep tidemark.ConsolidationReport) api.ConsolidationReport {
-	return api.ConsolidationReport(rep)
+	return api.ConsolidationReport{Collection: rep.Collection, Seq: rep.Seq, Promoted: rep.Promoted, Dormant: rep.Dormant,
+		Reactivated: rep.Reactivated, Expired: rep.Expired, Contradictions: rep.Contradictions, Ripples: rep.Ripples,
+		Merged: rep.Merged, Dependencies: rep.Dependencies, Contradicted: rep.Contradicted, Split: rep.Split, Updated: rep.Updated,
+		PlannerAsked: rep.PlannerAsked, PlannerRejected: rep.PlannerRejected, PlannerFailed: rep.PlannerFailed,
+		Orphans: rep.Orphans, Truncated: rep.Truncated, DurationMs: float64(rep.Duration) / float64(time.Millisecond)}
 }
 
 // wireAudit is audit entries on the wire (null for none, as the engine

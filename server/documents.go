@@ -31,5 +31,6 @@ func (s *Server) putDocument(w http.ResponseWriter, r *http.Request, t *Token) e
 	}
 	// Field for field: a field added to the engine's report stops the
 	// build here until the wire type says what to do with it.
-	return s.writeDone(w, 200, api.DocumentReport(rep))
+	return s.writeDone(w, 200, api.DocumentReport{DocID: rep.DocID, Version: rep.Version, Chunks: rep.Chunks, Reembedded: rep.Reembedded,
+		Created: rep.Created, Superseded: rep.Superseded, Transferred: rep.Transferred})
 }

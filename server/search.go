@@ -145,7 +145,7 @@ func searchRequest(req *api.SearchRequest, collMethod temporal.Method) (*tidemar
 func wireResult(r *tidemark.SearchResult) api.SearchResult {
 	out := api.SearchResult{Hits: []api.Hit{}, Plan: r.Plan.String(), Candidates: r.Candidates, RemovedTotal: r.RemovedTotal}
 	for _, h := range r.Hits {
-		out.Hits = append(out.Hits, api.Hit{ID: h.ID, Score: h.Score, Cosine: h.Cosine, Confidence: h.Confidence, Memory: wireMemory(h.Memory), Signals: h.Signals})
+		out.Hits = append(out.Hits, api.Hit{ID: h.ID, Score: h.Score, Cosine: h.Cosine, Confidence: h.Confidence, Memory: wireMemory(h.Memory), Signals: wireSignals(h.Signals)})
 	}
 	for _, x := range r.Removed {
 		out.Removed = append(out.Removed, api.Removed{ID: x.ID, Reason: x.Reason})
@@ -175,4 +175,13 @@ func (s *Server) checkK(k int) error {
 		return errf(http.StatusBadRequest, api.CodeInvalidArgument, "k = %d: this server answers at most %d hits per request", k, s.cfg.MaxK)
 	}
 	return nil
+}
+
+// wireSignals is a hit's signals on the wire.
+func wireSignals(s *temporal.Signals) *api.Signals {
+	if s == nil {
+		return nil
+	}
+	return &api.Signals{Sim: s.Sim, SimNorm: s.SimNorm, AgeDays: s.Age, Decay: s.Decay, Recency: s.Recency, State: s.State,
+		EventGated: s.EventGated, Temporal: s.Temporal, Confidence: s.Confidence, Relational: s.Relational, Penalty: s.Penalty}
 }
