@@ -109,7 +109,7 @@ func TestRetractAndPurgeOverHTTP(t *testing.T) {
 		t.Fatalf("retracted memory: by %q at %v visible %v", m.RetractedBy, m.RetractedAt, *m.Visible)
 	}
 	audit := call(t, ts, "GET", "/v1/collections/facts/audit", admin, "")
-	if !strings.Contains(audit.raw, `"Rule":"retract"`) || !strings.Contains(audit.raw, `"By":"admin"`) {
+	if !strings.Contains(audit.raw, `"rule":"retract"`) || !strings.Contains(audit.raw, `"by":"admin"`) {
 		t.Fatalf("audit: %s", audit.raw)
 	}
 

@@ -319,11 +319,11 @@ func TestRescoreContextDocuments(t *testing.T) {
 	ts, _ := newTestServer(t)
 	call(t, ts, "POST", "/v1/collections/docs", admin, `{"dim":64,"embedder":"hashing"}`)
 	r := call(t, ts, "PUT", "/v1/collections/docs/documents/policy", admin, `{"text":"Refunds within 30 days.\n\nShipping is free above 50 euros.","chunk_bytes":40}`)
-	if r.status != 200 || !strings.Contains(r.raw, `"Version":1`) {
+	if r.status != 200 || !strings.Contains(r.raw, `"version":1`) {
 		t.Fatalf("put document: %d %s", r.status, r.raw)
 	}
 	r = call(t, ts, "PUT", "/v1/collections/docs/documents/policy", admin, `{"text":"Refunds within 30 days.\n\nShipping is free above 80 euros.","chunk_bytes":40}`)
-	if r.status != 200 || !strings.Contains(r.raw, `"Reembedded":1`) {
+	if r.status != 200 || !strings.Contains(r.raw, `"reembedded":1`) {
 		t.Fatalf("update document: %d %s", r.status, r.raw)
 	}
 	r = call(t, ts, "POST", "/v1/collections/docs/context", reader+"x", `{"text":"shipping"}`)
