@@ -261,7 +261,7 @@ func (m *Memory) validate(maxText int) error {
 		}
 	}
 	if !m.ValidFrom.IsZero() && !m.ValidTo.IsZero() && !m.ValidFrom.Before(m.ValidTo) {
-		return fmt.Errorf("%w: valid_from %v is not before valid_to %v", ErrInvalid, m.ValidFrom, m.ValidTo)
+		return fmt.Errorf("%w: valid_from %s is not before valid_to %s", ErrInvalid, m.ValidFrom.Format(time.RFC3339Nano), m.ValidTo.Format(time.RFC3339Nano))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ func TestMemoryJSON(t *testing.T) {
 	st, vis := temporal.Active, true
 	m := Memory{ID: "a", Text: "t", Vector: []float32{1, 0}, Kind: temporal.Versioned, Source: temporal.SourceWiki, Profile: "p",
 		DocID: "d", Version: 2, Chunk: 1, Subject: "s", Relation: "r", Object: "o", DependsOn: []string{"b"},
-		Access: 1, Positive: 2, Negative: 3, ValidFrom: &at, ValidTo: &at, RecordedAt: &at, Created: &at,
+		Access: 1, Positive: 2, Negative: 3, ValidFrom: At(at), ValidTo: At(at), RecordedAt: At(at), Created: At(at),
 		Status: &st, Visible: &vis, SupersededBy: "c", Supersedes: []string{"e"}, Contradicts: []string{"f"},
 		KeyRule: "adopted", KeyFrom: "g", Penalty: 0.5, ContradictedBy: []string{"h"}}
 	const want = `{"id":"a","text":"t","vector":[1,0],"kind":"versioned","source":"wiki","profile":"p","doc_id":"d","version":2,"chunk":1,` +
@@ -46,5 +47,26 @@ func TestKeyPolicy(t *testing.T) {
 		if err := json.Unmarshal([]byte(`{"dim":3,"keys":`+s+`}`), &c); err == nil {
 			t.Errorf("keys %s accepted", s)
 		}
+	}
+}
+
+// A time on the wire is read as RFC 3339 or as a date (midnight UTC), and
+// written as RFC 3339.
+func TestTimeAcceptsDates(t *testing.T) {
+	var r SearchRequest
+	if err := json.Unmarshal([]byte(`{"as_of":"2025-03-01","as_of_tx":"2025-03-01T12:30:00.5+02:00","now":null}`), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.AsOf.Equal(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)) || !r.AsOfTx.Equal(time.Date(2025, 3, 1, 10, 30, 0, 5e8, time.UTC)) || r.Now != nil {
+		t.Fatalf("%+v", r)
+	}
+	for _, bad := range []string{`{"as_of":"2025-3-1"}`, `{"as_of":"yesterday"}`, `{"as_of":20250301}`} {
+		if err := json.Unmarshal([]byte(bad), &r); err == nil || !strings.Contains(err.Error(), "RFC 3339") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	b, err := json.Marshal(Range{From: At(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))})
+	if err != nil || string(b) != `{"from":"2025-03-01T00:00:00Z"}` {
+		t.Fatalf("%s %v", b, err)
 	}
 }

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"time"
-
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -36,13 +34,13 @@ type Memory struct {
 	Positive int64 `json:"positive,omitempty"`
 	Negative int64 `json:"negative,omitempty"`
 	// ValidFrom and ValidTo are the valid-time window (absent: open).
-	ValidFrom *time.Time `json:"valid_from,omitempty"`
-	ValidTo   *time.Time `json:"valid_to,omitempty"`
+	ValidFrom *Time `json:"valid_from,omitempty"`
+	ValidTo   *Time `json:"valid_to,omitempty"`
 	// RecordedAt is the transaction time (default the server's clock);
 	// Created when the evidence was authored (default ValidFrom, else
 	// RecordedAt).
-	RecordedAt *time.Time `json:"recorded_at,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
+	RecordedAt *Time `json:"recorded_at,omitempty"`
+	Created    *Time `json:"created,omitempty"`
 	// Metadata is the memory's own fields, a JSON object (at most 16 KiB,
 	// nested at most 4 deep; top-level keys do not start with "$"): what
 	// a filter tests.
@@ -86,10 +84,10 @@ type Memory struct {
 	// erased (only ever seen in another memory's history).
 	// Revision is the version of its id the memory is: 1 for the first
 	// write, one more for each put of other content under the id.
-	Revision    int        `json:"revision,omitempty"`
-	RetractedAt *time.Time `json:"retracted_at,omitempty"`
-	RetractedBy string     `json:"retracted_by,omitempty"`
-	Purged      bool       `json:"purged,omitempty"`
+	Revision    int    `json:"revision,omitempty"`
+	RetractedAt *Time  `json:"retracted_at,omitempty"`
+	RetractedBy string `json:"retracted_by,omitempty"`
+	Purged      bool   `json:"purged,omitempty"`
 }
 
 // RetractResponse is the answer of DELETE

@@ -20,9 +20,9 @@ type SearchRequest struct {
 	// Now is the reference time (default the server's clock); AsOf asks
 	// what was true at a past valid time, AsOfTx what tidemark believed at
 	// a past transaction time.
-	Now    *time.Time `json:"now,omitempty"`
-	AsOf   *time.Time `json:"as_of,omitempty"`
-	AsOfTx *time.Time `json:"as_of_tx,omitempty"`
+	Now    *Time `json:"now,omitempty"`
+	AsOf   *Time `json:"as_of,omitempty"`
+	AsOfTx *Time `json:"as_of_tx,omitempty"`
 	// Kinds, Statuses and Sources filter the memories (absent: all).
 	Kinds    []temporal.Kind   `json:"kinds,omitempty"`
 	Statuses []temporal.Status `json:"statuses,omitempty"`
@@ -50,8 +50,8 @@ type SearchRequest struct {
 
 // Range is a time range; an absent bound is open.
 type Range struct {
-	From *time.Time `json:"from,omitempty"`
-	To   *time.Time `json:"to,omitempty"`
+	From *Time `json:"from,omitempty"`
+	To   *Time `json:"to,omitempty"`
 }
 
 // Weights are the fused score's weights of its four signals.
@@ -135,8 +135,8 @@ type RescoreRequest struct {
 	Method string `json:"method,omitempty"`
 	// Now is the reference time (default the server's clock); AsOf the
 	// valid time asked about.
-	Now  *time.Time `json:"now,omitempty"`
-	AsOf *time.Time `json:"as_of,omitempty"`
+	Now  *Time `json:"now,omitempty"`
+	AsOf *Time `json:"as_of,omitempty"`
 	// Candidates are the memories to rank.
 	Candidates []RescoreCandidate `json:"candidates"`
 }

@@ -25,7 +25,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
 	for _, in := range []any{
 		api.SearchRequest{Vector: vec(768), K: 10},
-		api.SearchRequest{Vector: vec(3), Text: "q", AsOf: &now, Explain: true},
+		api.SearchRequest{Vector: vec(3), Text: "q", AsOf: api.At(now), Explain: true},
 		api.SearchRequest{Vector: []float32{0, -0, 1e-45, math.MaxFloat32, 1e-7, 123456789}},
 		api.SearchRequest{Vector: []float32{}},
 		api.SearchRequest{Text: "no vector"},

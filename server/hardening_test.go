@@ -345,7 +345,7 @@ func TestStrictInputAndOneErrorShape(t *testing.T) {
 		{"kind as a number", `{"id":"a","vector":[1,0,0],"kind":99}`, api.CodeInvalidArgument, "kind"},
 		{"unknown kind", `{"id":"a","vector":[1,0,0],"kind":"bogus"}`, api.CodeInvalidArgument, "bogus"},
 		{"vector of strings", `{"id":"a","vector":["x"]}`, api.CodeInvalidArgument, "vector"},
-		{"bad time", `{"id":"a","vector":[1,0,0],"valid_from":"2025-03-01"}`, api.CodeInvalidArgument, "RFC 3339"},
+		{"bad time", `{"id":"a","vector":[1,0,0],"valid_from":"2025-03-01 12:00"}`, api.CodeInvalidArgument, "is not an RFC 3339 time"},
 	} {
 		r := put(tc.mem)
 		if r.status != 400 || code(r) != tc.code || !strings.Contains(r.raw, tc.want) {

@@ -121,20 +121,10 @@ func (s *Server) feedback(w http.ResponseWriter, r *http.Request, t *Token) erro
 }
 
 // tp is a time on the wire: nil for the zero time.
-func tp(t time.Time) *time.Time {
-	if t.IsZero() {
-		return nil
-	}
-	return &t
-}
+func tp(t time.Time) *api.Time { return api.At(t) }
 
 // tv is a time from the wire: the zero time for nil.
-func tv(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
-}
+func tv(t *api.Time) time.Time { return t.Get() }
 
 // engineMemory is the memory a client wrote (the fields a caller may
 // set; the server-filled ones are ignored).

@@ -361,7 +361,7 @@ func TestRAGStoreWalk(t *testing.T) {
 	if res, err := cl.Search(ctx, "kb", q); err != nil || len(res.Hits) != 0 {
 		t.Fatalf("after the retraction: %+v %v", res, err)
 	}
-	q.AsOfTx = &before
+	q.AsOfTx = api.At(before)
 	if res, err := cl.Search(ctx, "kb", q); err != nil || len(res.Hits) != 1 || res.Hits[0].ID != "doc-03" {
 		t.Fatalf("as of before the retraction: %+v %v", res, err)
 	}
@@ -389,5 +389,26 @@ func TestRAGStoreWalk(t *testing.T) {
 	}
 	if files := holding(); len(files) > 0 {
 		t.Fatalf("after the purge and a checkpoint %v still hold the purged text", files)
+	}
+}
+
+// Dates are times on the wire: as_of "2025-03-01" asks about that day's
+// start; a bad time is a 400 naming the field.
+func TestDatesOnTheWire(t *testing.T) {
+	ts, _ := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`)
+	r := call(t, ts, "POST", "/v1/collections/facts/memories", admin, `{"memories":[
+		{"id":"v1","vector":[1,0,0],"kind":"versioned","subject":"api","relation":"limit","object":"100","valid_from":"2025-01-01"},
+		{"id":"v2","vector":[1,0.1,0],"kind":"versioned","subject":"api","relation":"limit","object":"250","valid_from":"2025-06-01"}]}`)
+	if r.status != 200 {
+		t.Fatalf("put with dates: %d %s", r.status, r.raw)
+	}
+	r = call(t, ts, "POST", "/v1/collections/facts/search", admin, `{"vector":[1,0,0],"as_of":"2025-03-01","k":1}`)
+	if r.status != 200 || !strings.Contains(r.raw, `"id":"v1"`) {
+		t.Fatalf("as_of a date: %d %s", r.status, r.raw)
+	}
+	r = call(t, ts, "POST", "/v1/collections/facts/search", admin, `{"vector":[1,0,0],"as_of":"March 1st"}`)
+	if e, _ := r.body["error"].(map[string]any); r.status != 400 || e == nil || !strings.Contains(e["message"].(string), "as_of") {
+		t.Fatalf("a bad time: %d %s", r.status, r.raw)
 	}
 }

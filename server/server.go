@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,6 +257,37 @@ func errorStatus(err error) (int, string) {
 	return http.StatusInternalServerError, api.CodeInternal
 }
 
+// The engine's error messages in the wire's terms: without the sentinel
+// prefixes the code already says ("tidemark: invalid input: "), fields as
+// their JSON names (CollectionOptions.HalfLife → half_life), memories of a
+// batch by their place in the body (memory 3 → memories[3]).
+var (
+	sentinelPrefix = regexp.MustCompile(`(tidemark|temporal|index|kernels|extract): (invalid input|invalid options|dimension mismatch|value is not finite|too large|not found|already exists|conflict|rate limited|invalid|not unit length): `)
+	optionsField   = regexp.MustCompile(`(?:CollectionOptions|PlannerOptions|RemoteEmbedder|Options|DriftOptions)\.([A-Z][A-Za-z0-9]*)(?:\.([A-Z][A-Za-z0-9]*))?`)
+	batchMemory    = regexp.MustCompile(`\bmemory (\d+)\b`)
+	camelBoundary  = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+)
+
+func wireMessage(msg string) string {
+	msg = sentinelPrefix.ReplaceAllString(msg, "")
+	msg = strings.TrimPrefix(msg, "temporal: ")
+	msg = optionsField.ReplaceAllStringFunc(msg, func(m string) string {
+		parts := optionsField.FindStringSubmatch(m)
+		out := snake(parts[1])
+		if parts[2] != "" {
+			out += "." + snake(parts[2])
+		}
+		return out
+	})
+	return batchMemory.ReplaceAllString(msg, "memories[$1]")
+}
+
+// snake is a Go field name as its JSON name: HalfLife → half_life, APIKeyEnv → api_key_env.
+func snake(s string) string {
+	s = regexp.MustCompile(`([A-Z]+)([A-Z][a-z])`).ReplaceAllString(s, "${1}_${2}")
+	return strings.ToLower(camelBoundary.ReplaceAllString(s, "${1}_${2}"))
+}
+
 // publicMessage is what a client reads of a server-side failure: the
 // engine's message can name files and hosts (the log's path, an
 // embedder's URL), so it goes to the server's log, not to the client.
@@ -314,6 +346,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 && ae == nil {
 		s.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", msg)
 		msg = s.publicMessage(code)
+	} else if ae == nil {
+		msg = wireMessage(msg)
 	}
 	b, _ := json.Marshal(api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: msg}}) // strings only: cannot fail
 	w.Header().Set("Content-Type", "application/json")
@@ -408,6 +442,14 @@ func decodeBytes(body []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if te, ok := errors.AsType[*api.TimeError](err); ok {
+			// Name the field: the key before the bad value in the body.
+			field := "a time"
+			if m := regexp.MustCompile(`"([A-Za-z_]+)"\s*:\s*` + regexp.QuoteMeta(strconv.Quote(te.Value))).FindSubmatch(body); m != nil {
+				field = string(m[1])
+			}
+			return errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s: %v", field, te)
+		}
 		return decodeError(err, v)
 	}
 	if dec.More() {
@@ -487,6 +529,12 @@ func zeroTime(v reflect.Value, at string) string {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
+			return ""
+		}
+		if t, ok := v.Interface().(*api.Time); ok {
+			if t.IsZero() {
+				return at
+			}
 			return ""
 		}
 		if t, ok := v.Interface().(*time.Time); ok {

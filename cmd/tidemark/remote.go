@@ -187,9 +187,9 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *asOf != "" {
-		t, err := time.Parse(time.RFC3339, *asOf)
-		if err != nil {
-			return fmt.Errorf("--as-of: %w", err)
+		var t api.Time
+		if err := t.UnmarshalJSON([]byte(strconv.Quote(*asOf))); err != nil {
+			return errors.Join(errUsage, fmt.Errorf("--as-of: %w", err))
 		}
 		q.AsOf = &t
 	}
