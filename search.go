@@ -458,7 +458,13 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	sc := c.scratch()
 	defer searchPool.Put(sc)
-	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
+	err := c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
+	if len(beliefs) == n {
+		// Every belief in batch order (a memory's beliefs need not be
+		// adjacent): every memory but the purged ones was scored.
+		res.Candidates = c.rows.len() - c.purgedRows
+	}
+	return err
 }
 
 // firstStage keeps the beliefs of the n memories with the highest cosine

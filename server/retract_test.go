@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http/httptest"
@@ -410,5 +411,31 @@ func TestDatesOnTheWire(t *testing.T) {
 	r = call(t, ts, "POST", "/v1/collections/facts/search", admin, `{"vector":[1,0,0],"as_of":"March 1st"}`)
 	if e, _ := r.body["error"].(map[string]any); r.status != 400 || e == nil || !strings.Contains(e["message"].(string), "as_of") {
 		t.Fatalf("a bad time: %d %s", r.status, r.raw)
+	}
+}
+
+// An explained search lists each memory once, with one verdict, and
+// counts memories, not beliefs, as candidates (a superseded memory has two
+// beliefs: the one retired by its successor, and its closed window).
+func TestExplainListsEachMemoryOnce(t *testing.T) {
+	ts, _ := newTestServer(t)
+	call(t, ts, "POST", "/v1/collections/facts", admin, `{"dim":3}`)
+	call(t, ts, "POST", "/v1/collections/facts/memories", admin, `{"memories":[{"id":"v1","vector":[1,0,0],"kind":"versioned","subject":"api","relation":"limit","object":"100","valid_from":"2025-01-01"}]}`)
+	call(t, ts, "POST", "/v1/collections/facts/memories", admin, `{"memories":[{"id":"v2","vector":[1,0.1,0],"kind":"versioned","subject":"api","relation":"limit","object":"250","valid_from":"2025-06-01"}]}`)
+	// The exact plan scores both memories; the ANN plan's candidates are
+	// the visible surface, where the superseded v1 is not.
+	for _, tc := range []struct {
+		plan       string
+		removed    int
+		candidates int
+	}{{"exact", 1, 2}, {"ann", 0, 1}} {
+		r := call(t, ts, "POST", "/v1/collections/facts/search", admin, `{"vector":[1,0,0],"explain":true,"plan":"`+tc.plan+`"}`)
+		var res api.SearchResult
+		if err := json.Unmarshal([]byte(r.raw), &res); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Hits) != 1 || res.Hits[0].ID != "v2" || len(res.Removed) != tc.removed || tc.removed == 1 && res.Removed[0].ID != "v1" || res.Candidates != tc.candidates {
+			t.Fatalf("plan %s: hits %v, removed %v, candidates %d; want v2, %d removed (v1), %d", tc.plan, res.Hits, res.Removed, res.Candidates, tc.removed, tc.candidates)
+		}
 	}
 }
