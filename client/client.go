@@ -106,6 +106,19 @@ func (c *Client) Collections(ctx context.Context) ([]api.Collection, error) {
 	return out.Collections, err
 }
 
+// Collection describes one collection.
+func (c *Client) Collection(ctx context.Context, name string) (api.Collection, error) {
+	var out api.Collection
+	err := c.do(ctx, "GET", coll(name), nil, &out)
+	return out, err
+}
+
+// DropCollection drops a collection and every memory in it (the server's
+// next checkpoint erases them from its files).
+func (c *Client) DropCollection(ctx context.Context, name string) error {
+	return c.do(ctx, "DELETE", coll(name)+"?confirm="+url.QueryEscape(name), nil, nil)
+}
+
 // Put writes a batch of memories.
 func (c *Client) Put(ctx context.Context, collection string, ms []api.Memory) ([]api.PutResult, error) {
 	var out api.PutResponse

@@ -12,7 +12,8 @@
 //	demo         the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
 //	serve        the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)
 //	token        mint a bearer token: print its secret once, store its hash in a tokens file
-//	create       create a collection on a running server: dimension, embedder, key policy
+//	collections  manage a running server's collections: create, list, describe, drop
+//	create       create a collection on a running server (the same as "collections create")
 //	put          upload memories (JSON Lines) to a running server
 //	search       search a collection on a running server
 //	history      the versions of a memory on a running server
@@ -46,7 +47,8 @@ func commands() []command {
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
 		{"token", "mint a bearer token: print its secret once, store its hash in a tokens file", runToken},
-		{"create", "create a collection on a running server: dimension, embedder (hashing, openai, ollama), key policy", runCreate},
+		{"collections", "manage a running server's collections: create, list, describe, drop", runCollections},
+		{"create", "create a collection on a running server (the same as \"collections create\")", runCreate},
 		{"put", "upload memories (JSON Lines) to a running server (--addr, --token, --collection)", runPut},
 		{"search", "search a collection on a running server", runSearch},
 		{"history", "the versions of a memory on a running server", runHistory},

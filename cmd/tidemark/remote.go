@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/tidemark/tidemark/api"
 	"github.com/tidemark/tidemark/client"
+	"github.com/tidemark/tidemark/temporal"
 )
 
 // The commands that talk to a running `tidemark serve`.
@@ -75,15 +78,53 @@ func runCreate(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// runPut uploads memories from a JSON Lines file (one api.Memory a line) in
-// batches, with a progress line.
+// putFormats is put's help on what a line holds.
+const putFormats = `
+Input formats (--format, or from the file's extension: .csv is CSV, anything
+else JSON Lines):
+
+  JSON Lines: one memory per line, a JSON object with the fields of the API's
+  memory: {"id":"limit","text":"The API rate limit is 100 requests per minute.",
+  "metadata":{"team":"platform"},"valid_from":"2025-01-01"} — id is required;
+  vector (an array of numbers) is required unless the collection embeds text;
+  optional: kind (static, versioned, event), source, profile, doc_id, version,
+  chunk, subject, relation, object, depends_on (an array of ids), metadata (an
+  object), valid_from, valid_to, recorded_at, created (RFC 3339 or YYYY-MM-DD),
+  if_version (write only if the id is at that version).
+
+  CSV: a header row naming the columns, then one memory per row. The columns
+  are the same fields; vector holds numbers separated by spaces (or a JSON
+  array), depends_on ids separated by spaces, metadata a JSON object; a column
+  named meta.KEY sets metadata KEY (a number or true/false when it reads as
+  one, else a string). Empty cells are absent fields.
+
+An id that exists with other content becomes its next version.
+`
+
+// runPut uploads memories from a JSON Lines or CSV file in batches, with a
+// progress line.
 func runPut(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("put", stderr)
 	addr, token, coll, asJSON := remoteFlags(fs)
-	file := fs.String("file", "-", "memories, JSON Lines (- for standard input)")
+	file := fs.String("file", "-", "memories, JSON Lines or CSV (- for standard input)")
+	format := fs.String("format", "", "jsonl or csv (default: csv for a .csv file, else jsonl)")
 	batch := fs.Int("batch", 500, "memories per request")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: tidemark put --collection NAME [--file FILE] [flags]\n\nUploads memories to a running server in batches.\n\nFlags:\n")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, putFormats)
+	}
 	if err := parse(fs, args); err != nil {
 		return err
+	}
+	if *format == "" {
+		*format = "jsonl"
+		if strings.HasSuffix(strings.ToLower(*file), ".csv") {
+			*format = "csv"
+		}
+	}
+	if *format != "jsonl" && *format != "csv" {
+		return errors.Join(errUsage, fmt.Errorf("--format %q: want jsonl or csv", *format))
 	}
 	if err := needRemote(fs, stderr, *token, *coll); err != nil {
 		return err
@@ -99,11 +140,13 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 	}
 	c := client.New(*addr, *token)
 	ctx := context.Background()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	next := jsonLines(in)
+	if *format == "csv" {
+		next = csvRows(in)
+	}
 	var pending []api.Memory
 	counts := map[string]int{}
-	sent, line := 0, 0
+	sent := 0
 	start := time.Now()
 	flush := func() error {
 		if len(pending) == 0 {
@@ -121,16 +164,13 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "\r%d memories sent (%.0f/s)", sent, float64(sent)/time.Since(start).Seconds())
 		return nil
 	}
-	for sc.Scan() {
-		line++
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
+	for {
+		m, ok, err := next()
+		if err != nil {
+			return err
 		}
-		var m api.Memory
-		dec := json.NewDecoder(strings.NewReader(sc.Text()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
+		if !ok {
+			break
 		}
 		pending = append(pending, m)
 		if len(pending) == *batch {
@@ -138,9 +178,6 @@ func runPut(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
 	}
 	if err := flush(); err != nil {
 		return err
@@ -159,8 +196,18 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	text := fs.String("text", "", "query text (the collection must have an embedder)")
 	vec := fs.String("vector", "", "query vector, comma-separated")
 	k := fs.Int("k", 10, "results")
-	asOf := fs.String("as-of", "", "valid time to ask about (RFC 3339)")
-	method := fs.String("method", "", "scoring method (default the collection's)")
+	asOf := fs.String("as-of", "", "what was true at this valid time (RFC 3339 or YYYY-MM-DD)")
+	asOfTx := fs.String("as-of-tx", "", "what tidemark believed at this transaction time (RFC 3339 or YYYY-MM-DD)")
+	now := fs.String("now", "", "the reference time (default the server's clock)")
+	method := fs.String("method", "", "scoring method (default the collection's): tidemark, plain, temporal, confidence, smartvector, article, vdd")
+	weights := fs.String("weights", "", "the four signals' weights sim,temporal,confidence,relational (e.g. 0.6,0.3,0.1,0)")
+	filter := fs.String("filter", "", `metadata filter as JSON, e.g. '{"team":"red","page":{"$lt":10}}'`)
+	kinds := fs.String("kinds", "", "comma-separated kinds to keep (static, versioned, event)")
+	statuses := fs.String("statuses", "", "comma-separated lifecycle statuses to keep")
+	sources := fs.String("sources", "", "comma-separated sources to keep")
+	rangeFrom := fs.String("range-from", "", "keep memories created at or after this time")
+	rangeTo := fs.String("range-to", "", "keep memories created before this time")
+	plan := fs.String("plan", "", "auto, exact or ann")
 	explain := fs.Bool("explain", false, "per-signal scores and removed candidates")
 	minScore := fs.String("min-score", "", "drop the hits scoring below this (scores compare across queries; default no threshold)")
 	if err := parse(fs, args); err != nil {
@@ -186,12 +233,84 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 			q.Vector = append(q.Vector, float32(x))
 		}
 	}
-	if *asOf != "" {
-		var t api.Time
-		if err := t.UnmarshalJSON([]byte(strconv.Quote(*asOf))); err != nil {
-			return errors.Join(errUsage, fmt.Errorf("--as-of: %w", err))
+	for _, tf := range []struct {
+		flag, v string
+		dst     **api.Time
+	}{{"as-of", *asOf, &q.AsOf}, {"as-of-tx", *asOfTx, &q.AsOfTx}, {"now", *now, &q.Now}, {"range-from", *rangeFrom, nil}, {"range-to", *rangeTo, nil}} {
+		if tf.v == "" {
+			continue
 		}
-		q.AsOf = &t
+		var t api.Time
+		if err := t.UnmarshalJSON([]byte(strconv.Quote(tf.v))); err != nil {
+			return errors.Join(errUsage, fmt.Errorf("--%s: %w", tf.flag, err))
+		}
+		switch tf.flag {
+		case "range-from", "range-to":
+			if q.Range == nil {
+				q.Range = &api.Range{}
+			}
+			if tf.flag == "range-from" {
+				q.Range.From = &t
+			} else {
+				q.Range.To = &t
+			}
+		default:
+			*tf.dst = &t
+		}
+	}
+	if *weights != "" {
+		var w [4]float64
+		parts := strings.Split(*weights, ",")
+		if len(parts) != 4 {
+			return errors.Join(errUsage, fmt.Errorf("--weights %q: want four numbers sim,temporal,confidence,relational", *weights))
+		}
+		for i, p := range parts {
+			x, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+			if err != nil {
+				return errors.Join(errUsage, fmt.Errorf("--weights: %q is not a number", p))
+			}
+			w[i] = x
+		}
+		q.Weights = &api.Weights{Sim: w[0], Temporal: w[1], Confidence: w[2], Relational: w[3]}
+	}
+	if *filter != "" {
+		if !json.Valid([]byte(*filter)) {
+			return errors.Join(errUsage, fmt.Errorf("--filter %q is not JSON", *filter))
+		}
+		q.Filter = json.RawMessage(*filter)
+	}
+	q.Plan = *plan
+	for _, l := range []struct {
+		v   string
+		add func(string) error
+	}{
+		{*kinds, func(s string) error {
+			var k temporal.Kind
+			err := k.UnmarshalText([]byte(s))
+			q.Kinds = append(q.Kinds, k)
+			return err
+		}},
+		{*statuses, func(s string) error {
+			var st temporal.Status
+			err := st.UnmarshalText([]byte(s))
+			q.Statuses = append(q.Statuses, st)
+			return err
+		}},
+		{*sources, func(s string) error {
+			var src temporal.Source
+			err := src.UnmarshalText([]byte(s))
+			q.Sources = append(q.Sources, src)
+			return err
+		}},
+	} {
+		if l.v == "" {
+			continue
+		}
+		for _, s := range strings.Split(l.v, ",") {
+			if err := l.add(strings.TrimSpace(s)); err != nil {
+				return errors.Join(errUsage, err)
+			}
+		}
 	}
 	res, err := client.New(*addr, *token).Search(context.Background(), *coll, q)
 	if err != nil {
@@ -404,4 +523,132 @@ func oneLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// memoryReader yields the next memory of an input, false at its end.
+type memoryReader func() (api.Memory, bool, error)
+
+// jsonLines reads one memory a line (blank lines skipped), strictly.
+func jsonLines(in io.Reader) memoryReader {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	return func() (api.Memory, bool, error) {
+		for sc.Scan() {
+			line++
+			if strings.TrimSpace(sc.Text()) == "" {
+				continue
+			}
+			m, err := decodeMemoryJSON([]byte(sc.Text()))
+			if err != nil {
+				return m, false, fmt.Errorf("line %d: %w", line, err)
+			}
+			return m, true, nil
+		}
+		return api.Memory{}, false, sc.Err()
+	}
+}
+
+// decodeMemoryJSON decodes one memory strictly (no unknown fields).
+func decodeMemoryJSON(b []byte) (api.Memory, error) {
+	var m api.Memory
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&m)
+	return m, err
+}
+
+// csvRows reads a header row, then one memory a row (putFormats).
+func csvRows(in io.Reader) memoryReader {
+	r := csv.NewReader(in)
+	r.FieldsPerRecord = 0
+	var header []string
+	row := 1
+	return func() (api.Memory, bool, error) {
+		if header == nil {
+			h, err := r.Read()
+			if err == io.EOF {
+				return api.Memory{}, false, nil
+			}
+			if err != nil {
+				return api.Memory{}, false, fmt.Errorf("csv header: %w", err)
+			}
+			header = h
+		}
+		rec, err := r.Read()
+		if err == io.EOF {
+			return api.Memory{}, false, nil
+		}
+		row++
+		if err != nil {
+			return api.Memory{}, false, fmt.Errorf("csv row %d: %w", row, err)
+		}
+		obj := map[string]any{}
+		meta := map[string]any{}
+		for i, col := range header {
+			v := strings.TrimSpace(rec[i])
+			if v == "" {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(col, "meta."):
+				var x any
+				if json.Unmarshal([]byte(v), &x) == nil {
+					switch x.(type) {
+					case float64, bool:
+						meta[col[5:]] = x
+						continue
+					}
+				}
+				meta[col[5:]] = v
+			case col == "vector":
+				if strings.HasPrefix(v, "[") {
+					obj[col] = json.RawMessage(v)
+					continue
+				}
+				var nums []float64
+				for _, f := range strings.Fields(v) {
+					x, err := strconv.ParseFloat(f, 64)
+					if err != nil {
+						return api.Memory{}, false, fmt.Errorf("csv row %d: vector: %q is not a number", row, f)
+					}
+					nums = append(nums, x)
+				}
+				obj[col] = nums
+			case col == "depends_on":
+				obj[col] = strings.Fields(v)
+			case col == "metadata":
+				obj[col] = json.RawMessage(v)
+			case col == "version" || col == "chunk" || col == "if_version" || col == "access" || col == "positive" || col == "negative":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					return api.Memory{}, false, fmt.Errorf("csv row %d: %s: %q is not an integer", row, col, v)
+				}
+				obj[col] = n
+			default:
+				obj[col] = v
+			}
+		}
+		if len(meta) > 0 {
+			md := map[string]any{}
+			if raw, ok := obj["metadata"].(json.RawMessage); ok {
+				if err := json.Unmarshal(raw, &md); err != nil {
+					return api.Memory{}, false, fmt.Errorf("csv row %d: metadata: %w", row, err)
+				}
+			}
+			for k, v := range meta {
+				md[k] = v
+			}
+			obj["metadata"] = md
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return api.Memory{}, false, fmt.Errorf("csv row %d: %w", row, err)
+		}
+		m, err := decodeMemoryJSON(b)
+		if err != nil {
+			return m, false, fmt.Errorf("csv row %d: %w", row, err)
+		}
+		return m, true, nil
+	}
 }

@@ -8,10 +8,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/client"
 	"github.com/tidemark/tidemark/server"
 )
 
@@ -123,6 +125,60 @@ func TestRemoteCommands(t *testing.T) {
 	}
 	if err := runCreate(append(text[:4], "--collection", "bad", "--dim", "4", "--keys", "sometimes"), io.Discard, io.Discard); err == nil {
 		t.Fatal("a bad key policy was accepted")
+	}
+	// Collections, CSV with metadata, every search option.
+	kb := []string{"--addr", ts.URL, "--token", tok, "--collection", "kb"}
+	colls := func(sub string, args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if err := runCollections(append([]string{sub}, append(slices.Clone(common), args...)...), &out, &errb); err != nil {
+			t.Fatalf("collections %s %v: %v (%s)", sub, args, err, errb.String())
+		}
+		return out.String()
+	}
+	if out := colls("create", "--collection", "kb", "--dim", "3"); !strings.Contains(out, "created kb") {
+		t.Fatalf("collections create: %q", out)
+	}
+	csvFile := filepath.Join(t.TempDir(), "m.csv")
+	if err := os.WriteFile(csvFile, []byte("id,text,vector,valid_from,meta.team,meta.page,metadata\n"+
+		"a,\"Alpha, the first.\",1 0 0,2025-01-01,red,1,\"{\"\"lang\"\":\"\"en\"\"}\"\n"+
+		"b,Beta,0.9 0.1 0,2025-02-01,blue,2,\n"+
+		"c,Gamma,\"[0.8,0.2,0]\",,red,3,\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runPut(append(kb, "--file", csvFile), &out, io.Discard); err != nil || !strings.Contains(out.String(), "3 memories") {
+		t.Fatalf("put csv: %q %v", out.String(), err)
+	}
+	out.Reset()
+	if err := runSearch(append(kb, "--vector", "1,0,0", "--filter", `{"team":"red","page":{"$gte":2}}`, "--json"), &out, io.Discard); err != nil ||
+		!strings.Contains(out.String(), `"hits":[{"id":"c"`) || strings.Contains(out.String(), `"id":"a"`) {
+		t.Fatalf("search --filter: %q %v", out.String(), err)
+	}
+	out.Reset()
+	if err := runSearch(append(kb, "--vector", "1,0,0", "--as-of", "2025-01-15", "--k", "1", "--plan", "exact", "--kinds", "static",
+		"--weights", "1,0,0,0", "--as-of-tx", "2099-01-01", "--range-from", "2024-01-01", "--json"), &out, io.Discard); err != nil || !strings.Contains(out.String(), `"id":"a"`) {
+		t.Fatalf("search with every option: %q %v", out.String(), err)
+	}
+	if m, err := client.New(ts.URL, tok).Get(context.Background(), "kb", "a"); err != nil || m.Metadata["team"] != "red" || m.Metadata["page"] != 1.0 || m.Metadata["lang"] != "en" || m.Text != "Alpha, the first." {
+		t.Fatalf("the CSV row: %+v %v", m, err)
+	}
+	if out := colls("list"); !strings.Contains(out, "kb") || !strings.Contains(out, "facts") {
+		t.Fatalf("collections list: %q", out)
+	}
+	if out := colls("describe", "--collection", "kb"); !strings.Contains(out, "3 memories stored") {
+		t.Fatalf("collections describe: %q", out)
+	}
+	if err := runCollections(append([]string{"drop"}, kb...), io.Discard, io.Discard); err == nil {
+		t.Fatal("drop without --yes")
+	}
+	if out := colls("drop", "--collection", "kb", "--yes"); !strings.Contains(out, "dropped kb") {
+		t.Fatalf("collections drop: %q", out)
+	}
+	var help bytes.Buffer
+	runPut([]string{"-h"}, io.Discard, &help)
+	if !strings.Contains(help.String(), "JSON Lines: one memory per line") || !strings.Contains(help.String(), "meta.KEY") {
+		t.Fatalf("put -h does not say what a line holds: %q", help.String())
 	}
 	var errb bytes.Buffer
 	if err := runSearch([]string{"--addr", ts.URL, "--token", "wrong-token-000000000", "--collection", "facts", "--vector", "1,0,0"}, io.Discard, &errb); err == nil ||
