@@ -2,6 +2,12 @@ package api
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +74,56 @@ func TestTimeAcceptsDates(t *testing.T) {
 	b, err := json.Marshal(Range{From: At(time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC))})
 	if err != nil || string(b) != `{"from":"2025-03-01T00:00:00Z"}` {
 		t.Fatalf("%s %v", b, err)
+	}
+}
+
+// Every field of every wire type has a snake_case JSON name (ListQuery is
+// query parameters, Time a time's text).
+func TestEveryFieldHasASnakeCaseJSONName(t *testing.T) {
+	fset := token.NewFileSet()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	checked := 0
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, e.Name(), nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		{
+			ast.Inspect(f, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok {
+					return true
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok || ts.Name.Name == "ListQuery" || ts.Name.Name == "Time" || ts.Name.Name == "TimeError" {
+					return true
+				}
+				for _, fld := range st.Fields.List {
+					if len(fld.Names) == 0 {
+						continue // embedded: its own fields are checked
+					}
+					checked++
+					tag := ""
+					if fld.Tag != nil {
+						tag = reflect.StructTag(strings.Trim(fld.Tag.Value, "`")).Get("json")
+					}
+					name, _, _ := strings.Cut(tag, ",")
+					if !snake.MatchString(name) {
+						t.Errorf("%s.%s: JSON name %q, want snake_case", ts.Name.Name, fld.Names[0].Name, name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d fields: the walk sees too little", checked)
 	}
 }

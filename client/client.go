@@ -14,6 +14,7 @@ import (
 	"iter"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -214,5 +215,61 @@ func (c *Client) Feedback(ctx context.Context, collection, id string, positive b
 func (c *Client) Consolidate(ctx context.Context, collection string) (api.ConsolidationReport, error) {
 	var out api.ConsolidationReport
 	err := c.do(ctx, "POST", coll(collection)+"/consolidate", nil, &out)
+	return out, err
+}
+
+// FactHistory returns every version of a fact key (subject, relation),
+// oldest first.
+func (c *Client) FactHistory(ctx context.Context, collection, subject, relation string) ([]api.Memory, error) {
+	var out api.Versions
+	q := url.Values{"subject": {subject}, "relation": {relation}}
+	err := c.do(ctx, "GET", coll(collection)+"/facts?"+q.Encode(), nil, &out)
+	return out.Versions, err
+}
+
+// Context runs a search and assembles its hits into an annotated context
+// block for a generator (JSON: the block's structure and its text).
+func (c *Client) Context(ctx context.Context, collection string, q api.ContextRequest) (api.ContextResponse, error) {
+	var out api.ContextResponse
+	q.TextOnly = false
+	err := c.do(ctx, "POST", coll(collection)+"/context", q, &out)
+	return out, err
+}
+
+// PutDocument stores a document's whole text as chunk memories, or, when
+// the document exists, as an edit that re-embeds only the chunks it
+// changed.
+func (c *Client) PutDocument(ctx context.Context, collection, doc string, d api.DocumentRequest) (api.DocumentReport, error) {
+	var out api.DocumentReport
+	err := c.do(ctx, "PUT", coll(collection)+"/documents/"+url.PathEscape(doc), d, &out)
+	return out, err
+}
+
+// Rescore ranks another store's candidates by tidemark's fused score
+// without storing them.
+func (c *Client) Rescore(ctx context.Context, r api.RescoreRequest) (api.SearchResult, error) {
+	var out api.SearchResult
+	err := c.do(ctx, "POST", "/v1/rescore", r, &out)
+	return out, err
+}
+
+// LastConsolidation returns the collection's last background
+// consolidation run.
+func (c *Client) LastConsolidation(ctx context.Context, collection string) (api.LastConsolidation, error) {
+	var out api.LastConsolidation
+	err := c.do(ctx, "GET", coll(collection)+"/consolidate", nil, &out)
+	return out, err
+}
+
+// Audit returns a page of the collection's audit log after sequence
+// number since (limit 0: the server's default); its Next asks for the
+// next page.
+func (c *Client) Audit(ctx context.Context, collection string, since uint64, limit int) (api.AuditLog, error) {
+	var out api.AuditLog
+	q := url.Values{"since": {strconv.FormatUint(since, 10)}}
+	if limit > 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	err := c.do(ctx, "GET", coll(collection)+"/audit?"+q.Encode(), nil, &out)
 	return out, err
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/tidemark/tidemark"
@@ -62,5 +63,45 @@ func TestClientRoundTrip(t *testing.T) {
 	}
 	if err := New(ts.URL, "wrong-token-0000000000").Feedback(ctx, "facts", "v2", true); !errors.As(err, &e) || e.Code != "unauthenticated" {
 		t.Fatalf("bad token: %v", err)
+	}
+
+	// The rest of the API, each route once.
+	if fh, err := c.FactHistory(ctx, "facts", "api", "limit"); err != nil || len(fh) != 2 {
+		t.Fatalf("fact history: %+v %v", fh, err)
+	}
+	if cx, err := c.Context(ctx, "facts", api.ContextRequest{SearchRequest: api.SearchRequest{Vector: []float32{1, 0, 0}}}); err != nil ||
+		len(cx.Context.Documents) != 1 || cx.Context.Documents[0].ID != "v2" || !strings.Contains(cx.Text, "limit 250") {
+		t.Fatalf("context: %+v %v", cx, err)
+	}
+	if _, err := c.CreateCollection(ctx, "docs", api.CreateCollection{Dim: 64, Embedder: "hashing"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := c.PutDocument(ctx, "docs", "policy", api.DocumentRequest{Text: "Refunds within 30 days.\n\nShipping is free above 50 euros.", ChunkBytes: 40}); err != nil || rep.Chunks != 2 || rep.Version != 1 {
+		t.Fatalf("put document: %+v %v", rep, err)
+	}
+	sim := 0.9
+	if rr, err := c.Rescore(ctx, api.RescoreRequest{Candidates: []api.RescoreCandidate{{Memory: api.Memory{ID: "x"}, Sim: &sim}}}); err != nil || len(rr.Hits) != 1 {
+		t.Fatalf("rescore: %+v %v", rr, err)
+	}
+	if _, err := c.Consolidate(ctx, "facts"); err != nil {
+		t.Fatal(err)
+	}
+	if lc, err := c.LastConsolidation(ctx, "facts"); err != nil || lc.Error != "" {
+		t.Fatalf("last consolidation: %+v %v", lc, err)
+	}
+	if _, err := c.Retract(ctx, "facts", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if log, err := c.Audit(ctx, "facts", 0, 1000); err != nil || len(log.Audit) == 0 || log.Audit[len(log.Audit)-1].Rule != api.RuleRetract {
+		t.Fatalf("audit: %+v %v", log, err)
+	}
+	if n, err := c.Count(ctx, "facts", api.ListQuery{All: true}); err != nil || n != 2 {
+		t.Fatalf("count: %d %v", n, err)
+	}
+	if err := c.DropCollection(ctx, "docs"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Collection(ctx, "docs"); !errors.As(err, &e) || e.Code != "not_found" {
+		t.Fatalf("a dropped collection: %v", err)
 	}
 }
