@@ -30,9 +30,10 @@ import (
 // embedder's cached vector) are overwritten in memory and the embedding
 // cache file is rewritten without them; the next checkpoint writes a snapshot without them and removes
 // every log segment that held them (DB.Checkpoint rotates the log first).
-// A purge of a memory that was split purges the whole split family (the
-// original and its siblings), since each sibling is a copy of part of the
-// text. What remains is a tombstone: the id, the links to other memories
+// A purge erases every version of the id (a Put of other content under
+// an id keeps the earlier content as the version it superseded), and for
+// a memory that was split the whole split family (the original and its
+// siblings), since each sibling is a copy of part of the text. What remains is a tombstone: the id, the links to other memories
 // and the audit entry saying it was purged. A purged id cannot be written
 // again (ErrExists): the audit keeps it.
 
@@ -51,7 +52,8 @@ type RetractResult struct {
 	// IDs are the memories retracted or purged, the one asked for first:
 	// a memory answers to its own id and to the ids of the writes folded
 	// into it as duplicates (Memory.Aliases), and a purge adds the rest of
-	// its split family.
+	// its split family. (A purge erases every version of the id too: they
+	// share it.)
 	IDs []string
 	// Restored are the earlier versions the retracted memories had
 	// superseded, which hold again.
@@ -180,7 +182,7 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 	}
 	rows := []int{j}
 	if purge {
-		rows = l.splitFamily(j)
+		rows = l.purgeSet(j)
 	}
 	res := &RetractResult{IDs: []string{id}}
 	at := fromDays(tx)
@@ -217,6 +219,30 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 	// another: it stays where the purge put it.
 	mv.restored = slices.DeleteFunc(mv.restored, func(p int) bool { return l.rows.at(p).purged })
 	return res, mv, nil
+}
+
+// purgeSet is what a purge of row j erases, j first: every version of
+// its id (the rows its id's Puts of other content superseded, which hold
+// the id's earlier content) and each one's split family.
+func (l *ledger) purgeSet(j int) []int {
+	id := l.rows.at(j).mem.ID
+	versions := []int{j}
+	for i := 0; i < len(versions); i++ {
+		for _, o := range l.rows.at(versions[i]).supersedes {
+			if l.rows.at(o).mem.ID == id && !slices.Contains(versions, o) {
+				versions = append(versions, o)
+			}
+		}
+	}
+	var out []int
+	for _, v := range versions {
+		for _, k := range l.splitFamily(v) {
+			if !slices.Contains(out, k) && !l.rows.at(k).purged {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }
 
 // splitFamily is row j and, when j was split or is a sibling of a split,

@@ -1,8 +1,11 @@
 package tidemark
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -181,6 +184,45 @@ func TestRetractingAnIDsLatestVersionWithdrawsTheID(t *testing.T) {
 	}
 	if n, _ := c.Count(ctx, nil); n != 0 {
 		t.Fatalf("%d current memories after the id was retracted, want 0", n)
+	}
+	checkConsistent(t, db)
+}
+
+// A purge erases every version of the id: the earlier content is gone
+// too, from the rows and, after a checkpoint, from every file.
+func TestPurgeErasesEveryVersion(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	for _, text := range []string{"first draft mentions tangerine-4471", "second draft", "third draft"} {
+		if _, err := c.Put(ctx, []Memory{{ID: "doc", Text: text, Vector: unit(4, len(text))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Retract(ctx, "doc", &RetractOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.RLock()
+	for j := range c.rows.len() {
+		if r := c.rows.at(j); !r.purged || r.mem.Text != "" {
+			t.Errorf("row %d (%s, revision %d): purged %v, text %q", j, r.mem.ID, max(1, r.revision), r.purged, r.mem.Text)
+		}
+	}
+	c.mu.RUnlock()
+	if n, _ := c.Count(ctx, &ListRequest{All: true}); n != 0 {
+		t.Fatalf("%d versions listed after the purge", n)
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if bytes.Contains(b, []byte("tangerine-4471")) {
+			t.Fatalf("%s still holds the first version's text", e.Name())
+		}
 	}
 	checkConsistent(t, db)
 }
