@@ -147,19 +147,7 @@ func TestMetadataStoredAndFiltered(t *testing.T) {
 		checkConsistent(t, c.db)
 	}
 	check(c, "live")
-	image := copyDir(t, dir)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{dir, image} {
-		db := openTest(t, d, nil)
-		c, err := db.Collection("kb")
-		if err != nil {
-			t.Fatal(err)
-		}
-		check(c, map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir])
-		db.Close()
-	}
+	afterReopening(t, db, dir, nil, "kb", check)
 }
 
 // The ANN plan with a filter finds what the exact plan finds, at every

@@ -52,6 +52,30 @@ func copyDir(t *testing.T, dir string) string {
 	return out
 }
 
+// afterReopening closes db and opens it twice more, calling check with
+// collection name each time: from the image a crash would have left
+// before the Close (a log replay), and from dir itself (the snapshot
+// Close wrote).
+func afterReopening(t *testing.T, db *DB, dir string, opts *Options, name string, check func(c *Collection, how string)) {
+	t.Helper()
+	image := copyDir(t, dir)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, image} {
+		how := map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir]
+		db := openTest(t, d, opts)
+		c, err := db.Collection(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(c, how)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A retracted update stops being believed at the retraction: current
 // answers return the value it had replaced, a query as of a transaction
 // time before the retraction still finds it, and its history says who
@@ -145,17 +169,7 @@ func TestRetractRestoresTheVersionItReplaced(t *testing.T) {
 	check(c, "live")
 
 	// A later update of the fact supersedes the restored version as usual.
-	image := copyDir(t, dir)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{dir, image} {
-		how := map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir]
-		db2 := openTest(t, d, opts)
-		c2, err := db2.Collection("facts")
-		if err != nil {
-			t.Fatal(err)
-		}
+	afterReopening(t, db, dir, opts, "facts", func(c2 *Collection, how string) {
 		check(c2, how)
 		clock = clock.Add(time.Hour)
 		if _, err := c2.Put(ctx, []Memory{{ID: "limit-300" + how, Text: "The API rate limit is 300 requests per minute.", Vector: unit(4, 0),
@@ -165,12 +179,8 @@ func TestRetractRestoresTheVersionItReplaced(t *testing.T) {
 		if got := searchIDs(t, c2, &SearchRequest{Vector: unit(4, 0), K: 1}); !slices.Equal(got, []string{"limit-300" + how}) {
 			t.Fatalf("%s: after a new update: %v", how, got)
 		}
-		checkConsistent(t, db2)
-		if err := db2.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	db = openTest(t, t.TempDir(), nil) // for the deferred Close
+		checkConsistent(t, c2.db)
+	})
 }
 
 // A purge erases a memory's text and vector from every file once a

@@ -94,25 +94,12 @@ func TestPutOfOtherContentIsTheNextVersion(t *testing.T) {
 		checkConsistent(t, c.db)
 	}
 	check(c, "live")
-	image := copyDir(t, dir)
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{dir, image} {
-		how := map[bool]string{true: "after a snapshot", false: "after a log replay"}[d == dir]
-		db := openTest(t, d, opts)
-		c, err := db.Collection("kb")
-		if err != nil {
-			t.Fatal(err)
-		}
+	afterReopening(t, db, dir, opts, "kb", func(c *Collection, how string) {
 		check(c, how)
 		if _, err := c.Put(ctx, []Memory{{ID: "cfg", Text: "x", Vector: unit(4, 1), IfRevision: 2}}); !errors.Is(err, ErrConflict) {
 			t.Fatalf("%s: a stale expected revision: %v", how, err)
 		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 }
 
 // Writers racing on one id with the revision they read: exactly one of

@@ -60,13 +60,7 @@ func (c *MemoryCache) Put(key [32]byte, v []float32) {
 func (c *MemoryCache) Delete(keys ...[32]byte) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, k := range keys {
-		if c.lru.remove(k) {
-			n++
-		}
-	}
-	return n
+	return c.lru.remove(keys...)
 }
 
 func (c *MemoryCache) Len() int {
@@ -124,14 +118,17 @@ func (c *lru) put(key [32]byte, v []float32) bool {
 	return true
 }
 
-// remove forgets key and reports whether it was held.
-func (c *lru) remove(key [32]byte) bool {
-	e, ok := c.m[key]
-	if ok {
-		c.ll.Remove(e)
-		delete(c.m, key)
+// remove forgets keys and returns how many were held.
+func (c *lru) remove(keys ...[32]byte) int {
+	n := 0
+	for _, key := range keys {
+		if e, ok := c.m[key]; ok {
+			c.ll.Remove(e)
+			delete(c.m, key)
+			n++
+		}
 	}
-	return ok
+	return n
 }
 
 // oldestFirst calls f for every entry from the least to the most recently

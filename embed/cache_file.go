@@ -276,12 +276,7 @@ func (c *FileCache) rewrite() {
 func (c *FileCache) Delete(keys ...[32]byte) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
-	for _, k := range keys {
-		if c.lru.remove(k) {
-			n++
-		}
-	}
+	n := c.lru.remove(keys...)
 	if c.f != nil && len(keys) > 0 {
 		c.rewrite()
 	}

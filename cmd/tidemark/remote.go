@@ -328,24 +328,34 @@ func runSearch(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func runHistory(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("history", stderr)
-	addr, token, coll, asJSON := remoteFlags(fs)
-	id := fs.String("id", "", "memory id (required)")
+// memoryCommand parses the flags of a command about one memory: the
+// server's, and --id.
+func memoryCommand(name string, args []string, stderr io.Writer) (cl *client.Client, coll, id string, asJSON bool, err error) {
+	fs := newFlags(name, stderr)
+	addr, token, c, j := remoteFlags(fs)
+	i := fs.String("id", "", "memory id (required)")
 	if err := parse(fs, args); err != nil {
-		return err
+		return nil, "", "", false, err
 	}
-	if err := needRemote(fs, stderr, *token, *coll); err != nil {
-		return err
+	if err := needRemote(fs, stderr, *token, *c); err != nil {
+		return nil, "", "", false, err
 	}
-	if *id == "" {
-		return errors.Join(errUsage, errors.New("--id is required"))
+	if *i == "" {
+		return nil, "", "", false, errors.Join(errUsage, errors.New("--id is required"))
 	}
-	vs, err := client.New(*addr, *token).History(context.Background(), *coll, *id)
+	return client.New(*addr, *token), *c, *i, *j, nil
+}
+
+func runHistory(args []string, stdout, stderr io.Writer) error {
+	cl, coll, id, asJSON, err := memoryCommand("history", args, stderr)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	vs, err := cl.History(context.Background(), coll, id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(vs)
 	}
 	for _, v := range vs {
@@ -479,33 +489,24 @@ func runPurge(args []string, stdout, stderr io.Writer) error {
 // retractCmd is retract and purge: DELETE …/memories/{id}, in the token's
 // name.
 func retractCmd(name string, purge bool, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags(name, stderr)
-	addr, token, coll, asJSON := remoteFlags(fs)
-	id := fs.String("id", "", "memory id (required)")
-	if err := parse(fs, args); err != nil {
+	cl, coll, id, asJSON, err := memoryCommand(name, args, stderr)
+	if err != nil {
 		return err
 	}
-	if err := needRemote(fs, stderr, *token, *coll); err != nil {
-		return err
-	}
-	if *id == "" {
-		return errors.Join(errUsage, errors.New("--id is required"))
-	}
-	cl := client.New(*addr, *token)
 	call := cl.Retract
 	if purge {
 		call = cl.Purge
 	}
-	res, err := call(context.Background(), *coll, *id)
+	res, err := call(context.Background(), coll, id)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return json.NewEncoder(stdout).Encode(res)
 	}
 	switch {
 	case res.Unchanged:
-		fmt.Fprintf(stdout, "%s was already retracted\n", *id)
+		fmt.Fprintf(stdout, "%s was already retracted\n", id)
 	case purge:
 		fmt.Fprintf(stdout, "purged %s (its text and vector leave the server's files at its next checkpoint)\n", strings.Join(res.IDs, ", "))
 	default:
