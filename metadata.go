@@ -50,7 +50,12 @@ func canonicalMetadata(md Metadata) (string, error) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
 	}
-	b, _ = json.Marshal(back)
+	if b, err = json.Marshal(back); err != nil {
+		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
+	}
+	if len(b) > MaxMetadataBytes { // numbers can grow on the way (1e20 is written out)
+		return "", fmt.Errorf("%w: metadata is %d bytes as stored JSON, at most %d", ErrTooLarge, len(b), MaxMetadataBytes)
+	}
 	return string(b), nil
 }
 

@@ -11,7 +11,7 @@ import (
 // few tight loops into a bitmap (eval) rather than a map lookup per row:
 // at 100,000 memories that is well under a millisecond instead of about
 // ten. It is derived from the rows (putOne, erase, load) and never
-// persisted. Values that are arrays or objects are marked complex and
+// persisted (a purge builds it again without the purged rows). Values that are arrays or objects are marked complex and
 // tested through the row's own metadata.
 type metaIndex struct {
 	cols map[string]*metaCol
@@ -66,15 +66,6 @@ func (x *metaIndex) set(j int, md Metadata) {
 			c.kind[j] = mvNull
 		default:
 			c.kind[j] = mvComplex
-		}
-	}
-}
-
-// clear forgets row j's metadata (a purge).
-func (x *metaIndex) clear(j int) {
-	for _, c := range x.cols {
-		if j < len(c.kind) {
-			c.kind[j], c.num[j], c.str[j] = mvAbsent, 0, 0
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
@@ -127,11 +128,11 @@ func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uin
 		// index's write lock (a walk may be reading it); the row's other
 		// beliefs' vectors are copies no index reads.
 		c.eraseVectors(k)
+		// Both indexes: one holds it, the other may keep a deleted node
+		// of it from before it moved, with its own int8 code.
 		for _, h := range []*index.HNSW{c.surface, c.archive} {
-			if h.Contains(uint64(k)) {
-				if err := h.Erase(uint64(k)); err != nil {
-					errs = append(errs, fmt.Errorf("erase row %d: %w", k, err))
-				}
+			if err := h.Erase(uint64(k)); err != nil && !errors.Is(err, index.ErrNotFound) {
+				errs = append(errs, fmt.Errorf("erase row %d: %w", k, err))
 			}
 		}
 	}
@@ -180,7 +181,9 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 	if !ok || l.rows.at(j).purged {
 		return nil, mv, fmt.Errorf("%w: memory %q", ErrNotFound, id)
 	}
-	rows := []int{j}
+	// A memory that was split is withdrawn with its siblings: they are
+	// its statements.
+	rows := append([]int{j}, l.rows.at(j).splitInto...)
 	if purge {
 		rows = l.purgeSet(j)
 	}
@@ -196,7 +199,7 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 		}
 		if !r.retracted {
 			wasVisible := r.visible
-			for _, p := range l.withdraw(k, tx, by) {
+			for _, p := range l.withdraw(k, tx, by, true) {
 				res.Restored = append(res.Restored, l.rows.at(p).mem.ID)
 				mv.restored = append(mv.restored, p)
 			}
@@ -225,17 +228,8 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 // its id (the rows its id's Puts of other content superseded, which hold
 // the id's earlier content) and each one's split family.
 func (l *ledger) purgeSet(j int) []int {
-	id := l.rows.at(j).mem.ID
-	versions := []int{j}
-	for i := 0; i < len(versions); i++ {
-		for _, o := range l.rows.at(versions[i]).supersedes {
-			if l.rows.at(o).mem.ID == id && !slices.Contains(versions, o) {
-				versions = append(versions, o)
-			}
-		}
-	}
 	var out []int
-	for _, v := range versions {
+	for _, v := range l.versions(j) {
 		for _, k := range l.splitFamily(v) {
 			if !slices.Contains(out, k) && !l.rows.at(k).purged {
 				out = append(out, k)
@@ -245,13 +239,34 @@ func (l *ledger) purgeSet(j int) []int {
 	return out
 }
 
+// versions is row j and every earlier version of its id (the rows its
+// id's Puts of other content superseded), j first.
+func (l *ledger) versions(j int) []int {
+	id := l.rows.at(j).mem.ID
+	vs := []int{j}
+	for i := 0; i < len(vs); i++ {
+		for _, o := range l.rows.at(vs[i]).supersedes {
+			if l.rows.at(o).mem.ID == id && !slices.Contains(vs, o) {
+				vs = append(vs, o)
+			}
+		}
+	}
+	return vs
+}
+
 // splitFamily is row j and, when j was split or is a sibling of a split,
 // the rest of its family (the original and every sibling), j first.
 func (l *ledger) splitFamily(j int) []int {
 	orig := j
 	if from := l.rows.at(j).mem.SplitFrom; from != "" {
+		// The version of the original that j was split from (a later
+		// version of its id need not be split, or may be split anew).
 		if o, ok := l.byID[from]; ok {
-			orig = o
+			for _, v := range l.versions(o) {
+				if slices.Contains(l.rows.at(v).splitInto, j) {
+					orig = v
+				}
+			}
 		}
 	}
 	out := []int{j}
@@ -264,9 +279,10 @@ func (l *ledger) splitFamily(j int) []int {
 }
 
 // withdraw retracts row k at tx: its current belief is retired, it leaves
-// the surface and its fact key's and document chunk's chains, and the
-// version it had superseded, if any, holds again (the rows returned).
-func (l *ledger) withdraw(k int, tx float64, by string) (restored []int) {
+// the surface and its fact key's and document chunk's chains, and, with
+// restore, the version it had superseded, if any, holds again (the rows
+// returned).
+func (l *ledger) withdraw(k int, tx float64, by string, restore bool) (restored []int) {
 	r := l.rows.at(k)
 	r.retracted = true
 	ls := r.lists()
@@ -285,15 +301,25 @@ func (l *ledger) withdraw(k int, tx float64, by string) (restored []int) {
 	l.syncCounters(k)
 	l.offSurface(k)
 	if !r.key.IsZero() {
-		var p int
-		if l.byKey[r.key], p = l.unchain(l.byKey[r.key], k, tx); p >= 0 {
+		chain, p := l.unchain(l.byKey[r.key], k, tx, restore)
+		if p >= 0 {
 			restored = append(restored, p)
+		}
+		if len(chain) > 0 {
+			l.byKey[r.key] = chain
+		} else {
+			delete(l.byKey, r.key) // (a purge must leave no key behind)
 		}
 	}
 	if r.mem.DocID != "" {
-		var p int
-		if l.byDoc[r.doc], p = l.unchain(l.byDoc[r.doc], k, tx); p >= 0 {
+		chain, p := l.unchain(l.byDoc[r.doc], k, tx, restore)
+		if p >= 0 {
 			restored = append(restored, p)
+		}
+		if len(chain) > 0 {
+			l.byDoc[r.doc] = chain
+		} else {
+			delete(l.byDoc, r.doc)
 		}
 	}
 	return restored
@@ -301,17 +327,17 @@ func (l *ledger) withdraw(k int, tx float64, by string) (restored []int) {
 
 // unchain takes row k out of a version chain at tx. When k had closed the
 // version before it (supersede), a memory of another id, that version is
-// reopened: its valid
+// reopened (with restore): its valid
 // window runs again to its own end, or to the start of k's successor,
 // believed from tx on. It returns the chain and the row put back on the
 // surface, or −1.
-func (l *ledger) unchain(chain []int, k int, tx float64) ([]int, int) {
+func (l *ledger) unchain(chain []int, k int, tx float64, restore bool) ([]int, int) {
 	pos := slices.Index(chain, k)
 	if pos < 0 {
 		return chain, -1
 	}
 	chain = slices.Delete(chain, pos, pos+1)
-	if pos == 0 || l.rows.at(chain[pos-1]).supersededBy != k || l.rows.at(chain[pos-1]).mem.ID == l.rows.at(k).mem.ID {
+	if !restore || pos == 0 || l.rows.at(chain[pos-1]).supersededBy != k || l.rows.at(chain[pos-1]).mem.ID == l.rows.at(k).mem.ID {
 		// Nothing k closed; or an earlier version of k's own id, which a
 		// retraction of the id does not bring back.
 		return chain, -1
@@ -371,27 +397,52 @@ func (l *ledger) erase(k int) {
 	r := l.rows.at(k)
 	r.purged = true
 	l.purgedRows++
-	l.meta.clear(k)
 	l.scrubDrift(k)
-	rest := &storedRest{SplitInto: r.mem.SplitInto, SplitFrom: r.mem.SplitFrom, DependsOn: r.mem.DependsOn}
+	// Out of the maps keyed by its content.
+	drop := func(m map[string][]int, key string) {
+		if rows := slices.DeleteFunc(m[key], func(j int) bool { return j == k }); len(rows) > 0 {
+			m[key] = rows
+		} else {
+			delete(m, key)
+		}
+	}
+	if r.normText != "" {
+		drop(l.byText, r.normText)
+	}
+	if lead := leadWords(r.mem.Text); lead != "" {
+		drop(l.byLead, lead)
+	}
+	// The ids folded into it were writes of the same content: they go too.
+	for _, a := range r.aliases {
+		delete(l.aliasHash, a)
+		delete(l.byID, a)
+	}
+	rest := &storedRest{SplitInto: r.mem.SplitInto, SplitFrom: r.mem.SplitFrom, DependsOn: r.mem.DependsOn, Profile: r.mem.Profile}
 	if rest.isZero() {
 		rest = &noRest
 	}
 	r.mem = stored{ID: r.mem.ID, Kind: r.mem.Kind, Source: r.mem.Source, storedRest: rest}
 	r.normText, r.key, r.doc, r.hash = "", temporal.FactKey{}, docChunk{}, [32]byte{}
-	for _, a := range r.aliases {
-		delete(l.aliasHash, a)
+	if r.rowLists != &noLists {
+		r.lists().aliases = nil
 	}
 	for i := range r.states {
 		// Never recorded: every transaction-time mask removes it, and the
 		// snapshot's states give the columns the same on load.
 		r.states[i].recorded = temporal.Window{}
 		b := r.beliefs[i]
-		l.batch.RecordedAt[b], l.batch.RetiredAt[b] = 0, 0
+		l.batch.RecordedAt[b], l.batch.RetiredAt[b] = l.day32(0), l.day32(0)
 	}
 	for j := range l.rows.len() {
 		if o := l.rows.at(j); o.mem.KeyFrom == r.mem.ID && o.mem.keyFromObject != "" {
 			o.mem.own().keyFromObject = ""
+		}
+	}
+	// The metadata columns again without it (their interned strings too).
+	l.meta = metaIndex{}
+	for j := range l.rows.len() {
+		if md := l.rows.at(j).mem.meta; md != nil {
+			l.meta.set(j, md)
 		}
 	}
 }
@@ -408,17 +459,50 @@ func (c *Collection) eraseVectors(k int) {
 	}
 }
 
-// scrubDrift replaces row k's observation in its drift detector's window,
+// scrubDrift replaces row k's observation in its drift group's window,
 // if the window still holds it, by a zero vector (no direction: it moves
-// no centroid), so that no copy of the vector outlives a purge.
+// no centroid), so that no copy of the vector outlives a purge. The
+// window holds the group's latest observations, its rows in order (as a
+// snapshot's load rebuilds it), so k's place is counted from the end.
+// When the group is named by the purged memory's own fact subject and no
+// other memory of the group remains, the group is renamed: its name was
+// part of the erased content.
 func (l *ledger) scrubDrift(k int) {
 	r := l.rows.at(k)
 	if int(r.kgroup) >= len(l.kgroups) {
 		return
 	}
-	g := l.drift[l.kgroups[r.kgroup].drift]
+	name := l.kgroups[r.kgroup].drift
+	g := l.drift[name]
 	if g == nil {
 		return
 	}
-	g.det.Forget(l.driftVector(k))
+	after, others := 0, false
+	for j := range l.rows.len() {
+		if j == k || int(l.rows.at(j).kgroup) >= len(l.kgroups) || l.kgroups[l.rows.at(j).kgroup].drift != name {
+			continue
+		}
+		if j > k {
+			after++
+		}
+		others = others || !l.rows.at(j).purged
+	}
+	if held := g.det.Held(); after < held {
+		g.det.ForgetAt(held - 1 - after)
+	}
+	if others || strings.HasPrefix(name, "cluster:") {
+		return
+	}
+	renamed := fmt.Sprintf("purged:%d", k)
+	delete(l.drift, name)
+	l.drift[renamed] = g
+	for i, kg := range l.kgroups {
+		if kg.drift == name {
+			delete(l.kgIndex, kg)
+			kg.drift = renamed
+			l.kgroups[i] = kg
+			l.kgIndex[kg] = uint32(i)
+		}
+	}
+	l.lambdas.Store(nil)
 }

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tidemark/tidemark/embed"
+	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -271,15 +275,22 @@ func TestPurgeErasesEveryCopy(t *testing.T) {
 		}
 	}
 	c.mu.RUnlock()
-	c.mu.Lock()
+	c.mu.RLock()
+	held := 0
 	for name, g := range c.drift {
-		for i, v := range family {
-			if n := g.det.Forget(v); n > 0 { // the windows hold it still
-				t.Errorf("drift group %s keeps the vector of family member %d", name, i)
+		for p := range g.det.Held() {
+			held++
+			for i, v := range family {
+				if slices.Equal(g.det.Embedding(p), v) {
+					t.Errorf("drift group %s keeps the vector of family member %d", name, i)
+				}
 			}
 		}
 	}
-	c.mu.Unlock()
+	c.mu.RUnlock()
+	if held == 0 {
+		t.Fatal("no drift window holds anything: the check sees nothing")
+	}
 	var purged int
 	audit, err := c.Audit(ctx, 0)
 	if err != nil {
@@ -380,4 +391,195 @@ func TestPurgeForgetsTheCachedEmbedding(t *testing.T) {
 	if f.txts.Load() != before+1 {
 		t.Fatal("the purged text was answered from the cache")
 	}
+}
+
+// Metadata whose stored JSON outgrows the limit (a number written out)
+// is refused at Put, not stored to make the log unreadable.
+func TestMetadataLimitOnTheStoredForm(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	md := Metadata{}
+	for i := range 1200 {
+		md[fmt.Sprintf("k%04d", i)] = json.Number("1e20")
+	}
+	if _, err := c.Put(context.Background(), []Memory{{ID: "a", Vector: unit(4, 0), Metadata: md}}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("metadata that grows past the limit: %v", err)
+	}
+}
+
+// A purge leaves nothing of the memory's content: not its fact key (in
+// the chains, or as a drift group's name), not its text in the maps, not
+// its metadata in the columns, not its int8 code in the index it left
+// before; and the drift windows read the same live and after a snapshot.
+func TestPurgeLeavesNoContent(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	put := func(ms ...Memory) {
+		t.Helper()
+		if _, err := c.Put(ctx, ms); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(Memory{ID: "doc", Text: "zqfirst secret draft of the plan", Vector: unit(4, 0), Subject: "zqsecretsubject", Relation: "zqsecretrelation",
+		Object: "one", Metadata: Metadata{"tag": "zqmetavalue-secret"}})
+	put(Memory{ID: "doc", Text: "zqsecond secret draft of the plan", Vector: unit(4, 1), Subject: "zqsecretsubject", Relation: "zqsecretrelation",
+		Object: "two", Metadata: Metadata{"tag": "zqmetavalue-secret"}})
+	// Two memories of one group with one vector: purging one keeps the other's observation.
+	put(Memory{ID: "twin-a", Text: "twin a", Vector: unit(4, 2), Subject: "s", Relation: "r", Object: "a"},
+		Memory{ID: "twin-b", Text: "twin b", Vector: unit(4, 2), Subject: "s", Relation: "q", Object: "b"})
+	for _, id := range []string{"doc", "twin-a"} {
+		if _, err := c.Retract(ctx, id, &RetractOptions{Purge: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.mu.RLock()
+	for k := range c.byKey {
+		if strings.Contains(k.Subject, "zq") {
+			t.Errorf("byKey keeps %v", k)
+		}
+	}
+	for name := range c.drift {
+		if strings.Contains(name, "zq") {
+			t.Errorf("a drift group is named %q", name)
+		}
+	}
+	for text := range c.byText {
+		if strings.Contains(text, "zq") {
+			t.Errorf("byText keeps %q", text)
+		}
+	}
+	for lead := range c.byLead {
+		if strings.Contains(lead, "zq") {
+			t.Errorf("byLead keeps %q", lead)
+		}
+	}
+	for _, s := range c.meta.strs {
+		if strings.Contains(s, "zq") {
+			t.Errorf("the metadata columns keep %q", s)
+		}
+	}
+	for _, h := range []*index.HNSW{c.surface, c.archive} {
+		for _, row := range []uint64{0, 1} {
+			if code := h.CodeOf(row); slices.ContainsFunc(code, func(x int8) bool { return x != 0 }) {
+				t.Errorf("an index keeps the code of purged row %d: %v", row, code)
+			}
+		}
+	}
+	live := map[string][][]float64{}
+	for name, g := range c.drift {
+		for p := range g.det.Held() {
+			live[name] = append(live[name], g.det.Embedding(p))
+		}
+	}
+	c.mu.RUnlock()
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		for _, s := range []string{"zqfirst", "zqsecond", "zqsecretsubject", "zqsecretrelation", "zqmetavalue"} {
+			if bytes.Contains(b, []byte(s)) {
+				t.Errorf("%s holds %q after the purge and a checkpoint", e.Name(), s)
+			}
+		}
+	}
+	afterReopening(t, db, dir, nil, "kb", func(c *Collection, how string) {
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		for name, g := range c.drift {
+			var got [][]float64
+			for p := range g.det.Held() {
+				got = append(got, g.det.Embedding(p))
+			}
+			if !slices.EqualFunc(got, live[name], slices.Equal) {
+				t.Errorf("%s: drift group %q holds %v, live %v", how, name, got, live[name])
+			}
+		}
+		if len(c.drift) != len(live) {
+			t.Errorf("%s: %d drift groups, live %d", how, len(c.drift), len(live))
+		}
+	})
+}
+
+// A write of another memory's text with other metadata is a memory of its
+// own, not folded into the other (whose metadata, filters and
+// retraction it would share).
+func TestDuplicateTextWithOtherMetadataStaysApart(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	out, err := c.Put(ctx, []Memory{{ID: "a", Text: "The office opens at nine.", Vector: unit(4, 0), Metadata: Metadata{"tenant": "t1"}},
+		{ID: "b", Text: "The office opens at nine.", Vector: unit(4, 0), Metadata: Metadata{"tenant": "t2"}}})
+	if err != nil || out[1].Outcome != Stored {
+		t.Fatalf("put: %+v %v", out, err)
+	}
+	t2, _ := ParseFilter([]byte(`{"tenant":"t2"}`))
+	if n, _ := c.Count(ctx, &ListRequest{Filter: t2, All: true}); n != 1 {
+		t.Fatalf("tenant t2 has %d memories, want 1", n)
+	}
+	res, err := c.Retract(ctx, "b", nil)
+	if err != nil || !slices.Equal(res.IDs, []string{"b"}) {
+		t.Fatalf("retracting b: %+v %v", res, err)
+	}
+	if m, _ := c.Get(ctx, "a"); m.RetractedAt != (time.Time{}) {
+		t.Fatal("retracting b retracted a")
+	}
+}
+
+// A memory that was split goes with its statements: retracting it
+// withdraws its siblings, a new version of it withdraws the old
+// version's siblings, and purging a sibling after the id was rewritten
+// erases the version it came from.
+func TestSplitMemoriesGoWithTheirSiblings(t *testing.T) {
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	ctx := context.Background()
+	c := createTest(t, db, "notes", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	two := "The vault code is tangerine-4471 and the backup vault code is zebra-0098."
+	out, err := c.Put(ctx, []Memory{{ID: "secret", Text: two}})
+	if err != nil || len(out[0].Split) < 2 {
+		t.Fatalf("not split: %+v %v", out, err)
+	}
+	sib := out[0].Split[0]
+	if _, err := c.Put(ctx, []Memory{{ID: "secret", Text: "The vault is empty."}}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Count(ctx, nil); n != 1 {
+		all, _ := c.List(ctx, nil)
+		t.Fatalf("after a new version of the split memory, %d current: %+v", n, all.Memories)
+	}
+	res, err := c.Retract(ctx, sib, &RetractOptions{Purge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Get(ctx, "secret"); err != nil || m.Text != "The vault is empty." || m.Purged {
+		t.Fatalf("purging a sibling of the first version touched the second: %+v %v (%+v)", m, err, res)
+	}
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if bytes.Contains(b, []byte("tangerine-4471")) || bytes.Contains(b, []byte("zebra-0098")) {
+			t.Errorf("%s holds the first version's text", e.Name())
+		}
+	}
+	out, err = c.Put(ctx, []Memory{{ID: "other", Text: "The gate opens at seven and the canteen opens at eight."}})
+	if err != nil || len(out[0].Split) < 2 {
+		t.Fatalf("not split: %+v %v", out, err)
+	}
+	if _, err := c.Retract(ctx, "other", nil); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := c.Count(ctx, nil); n != 1 {
+		t.Fatalf("after retracting a split memory, %d current, want 1 (secret)", n)
+	}
+	checkConsistent(t, db)
+	db.Close()
 }

@@ -300,7 +300,7 @@ func (l *ledger) splitStored(j int, sibs []Memory, out []PutResult, rule string,
 			return false
 		}
 	}
-	rows, ids := l.putSiblings(sibs, out, tx, touched)
+	rows, ids := l.putSiblings(sibs, out, tx, seq, touched)
 	l.splitOff(j, rows, ids, tx, seq, rule, touched)
 	return true
 }
@@ -338,13 +338,13 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 	if _, exists := l.byID[orig.ID]; exists || !ok {
 		whole := *orig
 		whole.SplitInto, whole.SplitRule = nil, ""
-		out[0] = l.putOne(&whole, tx, touched)
+		out[0] = l.putOne(&whole, tx, seq, touched)
 		for k := 1; k < len(ms); k++ {
 			out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged, Into: out[0].Into}
 		}
 		return out
 	}
-	out[0] = l.putOne(orig, tx, touched)
+	out[0] = l.putOne(orig, tx, seq, touched)
 	j, stored := l.byID[orig.ID]
 	if out[0].Outcome != Stored || !stored {
 		for k := 1; k < len(ms); k++ {
@@ -352,7 +352,7 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 		}
 		return out
 	}
-	rows, ids := l.putSiblings(ms[1:], out[1:], tx, touched)
+	rows, ids := l.putSiblings(ms[1:], out[1:], tx, seq, touched)
 	out[0].Split = ids
 	l.splitOff(j, rows, ids, tx, seq, orig.SplitRule, touched)
 	return out
@@ -363,9 +363,9 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 // their own. A sibling that restates a current memory is folded into it
 // (Reinforced) like any restatement and is no sibling: that memory is not
 // linked to the split, so no memory gains a false version or sibling link.
-func (l *ledger) putSiblings(sibs []Memory, out []PutResult, tx float64, touched map[int]bool) (rows []int, ids []string) {
+func (l *ledger) putSiblings(sibs []Memory, out []PutResult, tx float64, seq uint64, touched map[int]bool) (rows []int, ids []string) {
 	for k := range sibs {
-		out[k] = l.putOne(&sibs[k], tx, touched)
+		out[k] = l.putOne(&sibs[k], tx, seq, touched)
 		if out[k].Outcome != Stored {
 			continue
 		}

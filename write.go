@@ -97,7 +97,7 @@ func (l *ledger) put(ms []Memory, tx float64, seq uint64) (out []PutResult, touc
 			i = end - 1
 			continue
 		}
-		out[i] = l.putOne(&ms[i], tx, touched)
+		out[i] = l.putOne(&ms[i], tx, seq, touched)
 	}
 	return out, touched
 }
@@ -183,7 +183,7 @@ func insertAll(h *index.HNSW, rows []int, vecs map[int][]float32) error {
 }
 
 // putOne is the write path of one memory.
-func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
+func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool) PutResult {
 	res := PutResult{ID: m.ID}
 	h := contentHash(m)
 	prev := -1 // the id's current version, which this write replaces
@@ -250,7 +250,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 	if r.normText != "" && prev < 0 {
 		for _, j := range l.byText[r.normText] {
 			o := l.rows.at(j)
-			if !o.superseded && !o.retracted && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
+			if !o.superseded && !o.retracted && o.mem.metaJSON == m.metaJSON && o.doc == r.doc && o.mem.Version == m.Version && o.mem.Kind == m.Kind && o.givenFrom == r.givenFrom && o.givenTo == r.givenTo &&
 				o.key == r.key && temporal.NormalizeObject(o.mem.Object) == temporal.NormalizeObject(m.Object) {
 				return l.reinforce(j, m, h)
 			}
@@ -273,7 +273,7 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 		}
 		if keyPos > 0 && prev < 0 {
 			pred := chain[keyPos-1]
-			if temporal.Resolve(a, l.rows.at(pred).assertion(pred)) == temporal.Duplicate {
+			if temporal.Resolve(a, l.rows.at(pred).assertion(pred)) == temporal.Duplicate && l.rows.at(pred).mem.metaJSON == m.metaJSON {
 				return l.reinforce(pred, m, h)
 			}
 		}
@@ -330,6 +330,16 @@ func (l *ledger) putOne(m *Memory, tx float64, touched map[int]bool) PutResult {
 			closed = append(closed, prev)
 		}
 		l.rows.at(idx).lists().revision = l.revision(prev) + 1
+		// The earlier version's statements, if it was split, go with it.
+		for _, s := range l.rows.at(prev).splitInto {
+			if sr := l.rows.at(s); !sr.retracted && !sr.purged {
+				if _, ok := touched[s]; !ok {
+					touched[s] = sr.visible
+				}
+				l.withdraw(s, tx, "", false)
+				l.audit = append(l.audit, AuditEntry{Seq: seq, Time: fromDays(tx), Rule: RuleRetract, ID: sr.mem.ID, Other: m.ID, Reason: "REPLACED"})
+			}
+		}
 	}
 	for _, o := range closed {
 		if o == idx {

@@ -768,27 +768,57 @@ func (h *HNSW) Delete(key uint64) error {
 	return nil
 }
 
-// Erase deletes key, as Delete does, and overwrites its vector and int8
-// code with zeros, under the index's write lock (no search is reading
-// them): for erasure, so that no copy of the vector outlives its deletion.
-// With Options.SharedVectors the vector zeroed is the caller's, which the
-// index references. The node stays in the graph as a tombstone that
-// routes searches, as a deleted one does.
+// Erase deletes key, as Delete does, and overwrites the vector and int8
+// code of every node the key has had (the live one, and any deleted
+// before it was inserted again) with zeros, under the index's write lock
+// (no search is reading them): for erasure, so that no copy of the vector
+// outlives its deletion. With Options.SharedVectors the vector zeroed is
+// the caller's, which the index references. The nodes stay in the graph
+// as tombstones that route searches, as deleted ones do. It returns
+// ErrNotFound when the key never had a node.
 func (h *HNSW) Erase(key uint64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	id, ok := h.byKey[key]
-	if !ok {
+	if id, ok := h.byKey[key]; ok {
+		delete(h.byKey, key)
+		h.dead[id/32] |= 1 << (id % 32)
+		h.live--
+	}
+	found := false
+	for id := range uint32(h.n) {
+		if h.keys[id] != key {
+			continue
+		}
+		found = true
+		if v := h.vec(id); len(v) > 0 && (!h.shared || h.vref[id] != nil) {
+			clear(v)
+		}
+		if h.quant {
+			clear(h.code(id))
+		}
+	}
+	if !found {
 		return fmt.Errorf("%w: %d", ErrNotFound, key)
 	}
-	delete(h.byKey, key)
-	h.dead[id/32] |= 1 << (id % 32)
-	h.live--
-	clear(h.vec(id))
-	if h.quant {
-		clear(h.code(id))
-	}
 	return nil
+}
+
+// CodeOf returns a copy of the int8 code of the node key last had, live
+// or deleted (nil when it never had one, or without Options.Quantize):
+// for inspection.
+func (h *HNSW) CodeOf(key uint64) []int8 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if !h.quant {
+		return nil
+	}
+	var out []int8
+	for id := range uint32(h.n) {
+		if h.keys[id] == key {
+			out = append(out[:0], h.code(id)...)
+		}
+	}
+	return out
 }
 
 // SearchOptions tune one search. A nil *SearchOptions means the defaults.

@@ -1122,8 +1122,11 @@ func TestEraseZeroesTheVector(t *testing.T) {
 			t.Fatalf("code %v", h.code(id))
 		}
 	}
-	if err := h.Erase(1); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("a second Erase: %v", err)
+	if err := h.Erase(1); err != nil {
+		t.Fatalf("a second Erase (the deleted node's zeros again): %v", err)
+	}
+	if err := h.Erase(77); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Erase of a key never inserted: %v", err)
 	}
 	res, err := h.Search(context.Background(), []float32{1, 1, 1, 0}, 3, nil)
 	if err != nil || len(res) != 2 {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 )
 
@@ -288,35 +287,41 @@ func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 	return r, nil
 }
 
-// Forget overwrites every embedding the windows hold that equals v with a
-// zero vector, taking it out of its window's sum, and returns how many it
-// overwrote. A zero embedding moves neither centroid: the detector then
-// reads as if that observation had had no direction. It is for erasure
-// (a purged memory's embedding must not outlive it); the readings already
-// returned do not change.
-func (d *DriftDetector) Forget(v []float64) int {
-	if len(v) != d.dim {
-		return 0
+// Held is the number of embeddings the windows hold: the latest
+// min(observations, RecentWindow+ArchiveWindow).
+func (d *DriftDetector) Held() int { return d.held }
+
+// Embedding returns a copy of the embedding at position p of the windows
+// (0 the oldest held), or nil for a p out of range.
+func (d *DriftDetector) Embedding(p int) []float64 {
+	if p < 0 || p >= d.held {
+		return nil
 	}
-	n := 0
-	for p := range d.held {
-		e := d.at(p)
-		if !slices.Equal(e, v) {
-			continue
-		}
-		if d.recent != nil {
-			sum := d.archive
-			if p >= d.held-d.opt.RecentWindow {
-				sum = d.recent
-			}
-			for i, x := range e {
-				sum[i] -= x
-			}
-		}
-		clear(e)
-		n++
+	return append([]float64(nil), d.at(p)...)
+}
+
+// ForgetAt overwrites the embedding at position p of the windows (0 the
+// oldest held, Held()−1 the latest) with a zero vector, taking it out of
+// its window's sum. A zero embedding moves neither centroid: the detector
+// then reads as if that observation had had no direction. It is for
+// erasure (an erased memory's embedding must not outlive it); the
+// readings already returned do not change. A p out of range does
+// nothing.
+func (d *DriftDetector) ForgetAt(p int) {
+	if p < 0 || p >= d.held {
+		return
 	}
-	return n
+	e := d.at(p)
+	if d.recent != nil {
+		sum := d.archive
+		if p >= d.held-d.opt.RecentWindow {
+			sum = d.recent
+		}
+		for i, x := range e {
+			sum[i] -= x
+		}
+	}
+	clear(e)
 }
 
 // grow makes room for one more embedding in a ring that is not full,
