@@ -10,9 +10,10 @@ import (
 // with a value per row, so that a Filter is evaluated over every row as a
 // few tight loops into a bitmap (eval) rather than a map lookup per row:
 // at 100,000 memories that is well under a millisecond instead of about
-// ten. It is derived from the rows (putOne, erase, load) and never
-// persisted (a purge builds it again without the purged rows). Values that are arrays or objects are marked complex and
-// tested through the row's own metadata.
+// ten. It is derived from the rows (putOne, load; a purge builds it
+// again without the purged rows) and never persisted. Values that are
+// arrays or objects are marked complex and tested through the row's own
+// metadata.
 type metaIndex struct {
 	cols map[string]*metaCol
 	// Interned strings, and each one read as a time when it is one
