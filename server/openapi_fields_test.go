@@ -2,6 +2,7 @@ package server
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +60,18 @@ func TestOpenAPIDescribesEveryField(t *testing.T) {
 			if !fields[p] {
 				t.Errorf("%s: property %q is no field of %v", name, p, typ)
 			}
+		}
+		// Required: the fields always written (no omitempty or omitzero).
+		var want []string
+		for i := range typ.NumField() {
+			tag := typ.Field(i).Tag.Get("json")
+			field, opts, _ := strings.Cut(tag, ",")
+			if field != "" && field != "-" && !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
+				want = append(want, field)
+			}
+		}
+		if got := ref.Value.Required; !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+			t.Errorf("%s: required %v, want %v (the fields without omitempty)", name, got, want)
 		}
 	}
 }
