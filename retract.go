@@ -300,6 +300,13 @@ func (l *ledger) withdraw(k int, tx float64, by string, restore bool) (restored 
 	r.status = temporal.Archived
 	l.syncCounters(k)
 	l.offSurface(k)
+	return l.leaveChains(k, tx, restore)
+}
+
+// leaveChains takes row k out of its fact key's and document chunk's
+// chains at tx (unchain), and returns the rows put back on the surface.
+func (l *ledger) leaveChains(k int, tx float64, restore bool) (restored []int) {
+	r := l.rows.at(k)
 	if !r.key.IsZero() {
 		chain, p := l.unchain(l.byKey[r.key], k, tx, restore)
 		if p >= 0 {

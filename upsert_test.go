@@ -213,3 +213,30 @@ func TestPurgeErasesEveryVersion(t *testing.T) {
 	}
 	checkConsistent(t, db)
 }
+
+// An id's earlier version leaves its fact key's chain when the id is
+// written again: rewriting two statements of one fact with their valid
+// times keeps the later one current and the earlier one true as of its
+// time (the earlier versions, recorded now, no longer compete).
+func TestNewVersionsOfKeyedMemoriesTakeTheirOwnPlace(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 64, Embedder: "hashing"})
+	a, b := "The API rate limit is 100 requests per minute.", "The API rate limit is 250 requests per minute."
+	for _, batch := range [][]Memory{
+		{{ID: "jan", Text: a}, {ID: "jun", Text: b}},
+		{{ID: "jan", Text: a, ValidFrom: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}, {ID: "jun", Text: b, ValidFrom: time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)}},
+	} {
+		if _, err := c.Put(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := searchIDs(t, c, &SearchRequest{Text: "What is the API rate limit?", K: 1}); !slices.Equal(got, []string{"jun"}) {
+		t.Fatalf("current: %v", got)
+	}
+	if got := searchIDs(t, c, &SearchRequest{Text: "What is the API rate limit?", K: 1, AsOf: time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)}); !slices.Equal(got, []string{"jan"}) {
+		t.Fatalf("as of March 2025: %v", got)
+	}
+	checkConsistent(t, db)
+}

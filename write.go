@@ -221,6 +221,12 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 		res.Outcome = Rejected // it expected a version that does not exist
 		return res
 	}
+	if prev >= 0 {
+		// The id's earlier version no longer asserts its fact: out of its
+		// chains, so that it cannot supersede (or be the predecessor of)
+		// anything from now on; the new version takes its own place.
+		l.leaveChains(prev, tx, false)
+	}
 	r := row{mem: storeFields(m), hash: h, supersededBy: -1, status: temporal.Unconsolidated,
 		access: float64(m.Access), positive: float64(m.Positive), negative: float64(m.Negative)}
 	r.derive(l.opts.HalfLife)
