@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tidemark/tidemark/embed"
-	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -122,19 +121,24 @@ func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uin
 	}
 	c.syncLinks()
 	var errs []error
-	for _, k := range mv.erased {
-		// The index reads a row's vector where the column store keeps it:
-		// Erase zeroes it there, and the row's int8 code, under the
-		// index's write lock (a walk may be reading it); the row's other
-		// beliefs' vectors are copies no index reads.
-		c.eraseVectors(k)
-		// Both indexes: one holds it, the other may keep a deleted node
-		// of it from before it moved, with its own int8 code.
-		for _, h := range []*index.HNSW{c.surface, c.archive} {
-			if err := h.Erase(uint64(k)); err != nil && !errors.Is(err, index.ErrNotFound) {
-				errs = append(errs, fmt.Errorf("erase row %d: %w", k, err))
-			}
+	if len(mv.erased) > 0 {
+		// Both indexes (one holds a row, the other may keep a deleted
+		// node of it from before it moved, with its own int8 code and,
+		// where the column store moved since, its own view of the
+		// vector), and the column store's vectors, which the indexes
+		// read, zeroed while both indexes are write-locked (in that
+		// order: nothing takes them the other way).
+		keys := make([]uint64, len(mv.erased))
+		for i, k := range mv.erased {
+			keys[i] = uint64(k)
 		}
+		c.surface.EraseAll(keys, func() {
+			c.archive.EraseAll(keys, func() {
+				for _, k := range mv.erased {
+					c.eraseVectors(k)
+				}
+			})
+		})
 	}
 	vecs := make(map[int][]float32, len(mv.toArchive)+len(mv.restored))
 	for _, k := range slices.Concat(mv.toArchive, mv.restored) {
@@ -454,15 +458,12 @@ func (l *ledger) erase(k int) {
 	}
 }
 
-// eraseVectors zeroes row k's vectors in the column store but the one an
-// index holds, which its Erase zeroes (c.mu held; before Erase).
+// eraseVectors zeroes row k's vectors in the column store (c.mu and both
+// indexes' write locks held: the indexes read them).
 func (c *Collection) eraseVectors(k int) {
 	d := c.opts.Dim
-	indexed := c.surface.Contains(uint64(k)) || c.archive.Contains(uint64(k))
-	for i, b := range c.rows.at(k).beliefs {
-		if i > 0 || !indexed {
-			clear(c.batch.Vectors[b*d : (b+1)*d])
-		}
+	for _, b := range c.rows.at(k).beliefs {
+		clear(c.batch.Vectors[b*d : (b+1)*d])
 	}
 }
 

@@ -779,6 +779,25 @@ func (h *HNSW) Delete(key uint64) error {
 func (h *HNSW) Erase(key uint64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.erase(key)
+}
+
+// EraseAll erases keys as Erase does (a key the index never had is no
+// error) and then calls then, if not nil, still holding the index's write
+// lock: a caller whose memory the index references (SharedVectors)
+// overwrites it there without racing a search or an insert that reads it.
+func (h *HNSW) EraseAll(keys []uint64, then func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		_ = h.erase(k)
+	}
+	if then != nil {
+		then()
+	}
+}
+
+func (h *HNSW) erase(key uint64) error {
 	if id, ok := h.byKey[key]; ok {
 		delete(h.byKey, key)
 		h.dead[id/32] |= 1 << (id % 32)
