@@ -322,19 +322,7 @@ func (n *fnode) match(md Metadata) bool {
 		return false
 	}
 	c, comparable := compareMeta(v, n.val)
-	if !comparable {
-		return false
-	}
-	switch n.op {
-	case "$gt":
-		return c > 0
-	case "$gte":
-		return c >= 0
-	case "$lt":
-		return c < 0
-	default: // $lte
-		return c <= 0
-	}
+	return comparable && rangeHolds(n.op, c)
 }
 
 // holds reports whether stored value v equals w, or is an array holding

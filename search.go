@@ -446,14 +446,12 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 			}
 		}
 	}
-	sims := make([]float32, len(beliefs))
+	var sims []float32
 	if len(beliefs) == n {
+		sims = make([]float32, n)
 		simd.DotBatch(c.batch.Vectors, c.opts.Dim, q.vec, sims)
 	} else {
-		d := c.opts.Dim
-		for i, b := range beliefs {
-			sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
-		}
+		sims = c.cosines(q, beliefs)
 	}
 	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
 	sc := c.scratch()
@@ -605,6 +603,17 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	return c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)
 }
 
+// cosines returns the query's cosine with each belief's vector (c.mu
+// held).
+func (c *Collection) cosines(q *query, beliefs []int) []float32 {
+	sims := make([]float32, len(beliefs))
+	d := c.opts.Dim
+	for i, b := range beliefs {
+		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
+	}
+	return sims
+}
+
 // FilterExactLimit is the most memories a filtered search on the ANN plan
 // scores exactly, all of them, instead of walking the index.
 const FilterExactLimit = 4096
@@ -670,12 +679,7 @@ func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest
 			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 		}
 	}
-	sims := make([]float32, len(beliefs))
-	d := c.opts.Dim
-	for i, b := range beliefs {
-		sims[i] = simd.Dot(q.vec, c.batch.Vectors[b*d:(b+1)*d])
-	}
-	beliefs, sims = c.firstStage(beliefs, sims, req.FirstStage)
+	beliefs, sims := c.firstStage(beliefs, c.cosines(q, beliefs), req.FirstStage)
 	sc := c.scratch()
 	defer searchPool.Put(sc)
 	return nil, true, c.rescoreBeliefs(ctx, q, beliefs, sims, res, sc)

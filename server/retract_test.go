@@ -114,18 +114,7 @@ func TestRetractAndPurgeOverHTTP(t *testing.T) {
 		t.Fatalf("audit: %s", audit.raw)
 	}
 
-	scan := func() (found []string) {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("tangerine-4471")) {
-				found = append(found, d.Name())
-			}
-			return nil
-		})
-		return found
-	}
+	scan := func() []string { return filesHolding(dir, "tangerine-4471") }
 	if len(scan()) == 0 {
 		t.Fatal("the secret is in no file before the purge: the scan sees nothing")
 	}
@@ -144,6 +133,20 @@ func TestRetractAndPurgeOverHTTP(t *testing.T) {
 	if found := scan(); len(found) > 0 {
 		t.Fatalf("after the purge and a checkpoint the secret is still in %v", found)
 	}
+}
+
+// filesHolding lists the files under dir whose bytes contain needle.
+func filesHolding(dir, needle string) (found []string) {
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(needle)) {
+			found = append(found, d.Name())
+		}
+		return nil
+	})
+	return found
 }
 
 // mustSearch decodes a search body as a client would have built it.
@@ -367,18 +370,7 @@ func TestRAGStoreWalk(t *testing.T) {
 		t.Fatalf("as of before the retraction: %+v %v", res, err)
 	}
 	// purge; after a checkpoint no file holds the text
-	holding := func() (files []string) {
-		filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte("tangerine-4471")) {
-				files = append(files, d.Name())
-			}
-			return nil
-		})
-		return files
-	}
+	holding := func() []string { return filesHolding(dir, "tangerine-4471") }
 	if len(holding()) == 0 {
 		t.Fatal("no file holds the text before the purge: the scan sees nothing")
 	}
