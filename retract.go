@@ -106,8 +106,8 @@ func (c *Collection) Retract(ctx context.Context, id string, opts *RetractOption
 
 // applyRetract applies a logged retraction (record seq, transaction time
 // tx): the ledger under c.mu, a purge's erasure of its vectors under c.mu
-// and the indexes' own locks (Erase), and the moves between the indexes
-// afterwards, as applyPut does.
+// and both indexes' write locks (EraseAll), and the moves between the
+// indexes afterwards, as applyPut does.
 func (c *Collection) applyRetract(id, by string, purge bool, tx float64, seq uint64) (*RetractResult, error) {
 	c.mu.Lock()
 	if c.dropped {
