@@ -170,6 +170,9 @@ func FuzzDecodeRecord(f *testing.F) {
 		{typ: recConsolidate, coll: "c", edits: []edit{{rule: RuleRipple, row: 1, other: 0, value: 0.15}, {rule: RuleLifecycle, row: 0, value: 1}}, seeds: []int{0}},
 		{typ: recPutDoc, coll: "c", mems: []Memory{{ID: "d#0@v2", Text: "t", Vector: []float32{1}}}, replaced: []string{"d#0@v1"}, later: []string{"d#1@v1"}, shift: -3},
 		{typ: recAccess, coll: "c", access: []accessCount{{row: 2, n: 5}}},
+		{typ: recRetract, coll: "c", id: "a", source: "alice"},
+		{typ: recRetract, coll: "c", id: "a", purge: true},
+		{typ: recPut, coll: "c", mems: []Memory{{ID: "a", Vector: []float32{1}, IfRevision: 2, metaJSON: `{"team":"red","n":[1,2]}`, Metadata: Metadata{"team": "red", "n": []any{1.0, 2.0}}}}},
 	} {
 		f.Add(r.encode())
 	}
