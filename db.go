@@ -671,7 +671,9 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 
 // FactHistory returns every memory stated about the fact (subject,
 // relation) — normalised as the write path normalises keys — in the
-// order supersession ranks them, oldest first: the fact's lineage.
+// order supersession ranks them, oldest first: the fact's lineage; then
+// the ones that left it (retracted, or replaced by a new version of their
+// id), in the order they were written. Purged ones are gone.
 func (c *Collection) FactHistory(ctx context.Context, subject, relation string) ([]Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -683,6 +685,15 @@ func (c *Collection) FactHistory(ctx context.Context, subject, relation string) 
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	chain := c.byKey[k]
+	if !k.IsZero() && !c.dropped {
+		// The rows that left the chain keep their key (a scan: this is
+		// no hot path, and no index of them needs keeping).
+		for j := range c.rows.len() {
+			if r := c.rows.at(j); r.key == k && (r.retracted || r.superseded && r.supersededBy >= 0 && c.rows.at(r.supersededBy).mem.ID == r.mem.ID) && !slices.Contains(chain, j) {
+				chain = append(slices.Clip(chain), j)
+			}
+		}
+	}
 	if k.IsZero() || len(chain) == 0 || c.dropped {
 		return nil, fmt.Errorf("%w: fact (%q, %q) in collection %q", ErrNotFound, subject, relation, c.name)
 	}

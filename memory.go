@@ -201,13 +201,13 @@ func (m *Memory) validate(maxText int) error {
 		return fmt.Errorf("%w: text is not UTF-8", ErrInvalid)
 	}
 	if m.IfRevision < 0 || m.IfRevision > 1<<40 {
-		return fmt.Errorf("%w: if_revision %d out of range", ErrInvalid, m.IfRevision)
+		return fmt.Errorf("%w: expected revision (if_version) %d out of range", ErrInvalid, m.IfRevision)
 	}
 	var err error
-	if m.metaJSON, err = canonicalMetadata(m.Metadata); err != nil {
+	// The stored form replaces the caller's map, which is left alone.
+	if m.metaJSON, m.Metadata, err = canonicalMetadata(m.Metadata); err != nil {
 		return err
 	}
-	m.Metadata = parseMetadata(m.metaJSON) // the stored form, the caller's map left alone
 	if _, err := m.Kind.MarshalText(); err != nil {
 		return fmt.Errorf("%w: kind %d is unknown", ErrInvalid, m.Kind)
 	}

@@ -29,34 +29,34 @@ const (
 )
 
 // canonicalMetadata checks md and returns it as canonical JSON (keys
-// sorted, numbers as float64 writes them), "" for none.
-func canonicalMetadata(md Metadata) (string, error) {
+// sorted, numbers as float64 writes them; "" for none) and as a reader
+// decodes that JSON (ints become float64, typed slices and maps plain
+// ones): the form a row keeps.
+func canonicalMetadata(md Metadata) (string, Metadata, error) {
 	if len(md) == 0 {
-		return "", nil
+		return "", nil, nil
 	}
 	if err := checkMetaValue(map[string]any(md), 1); err != nil {
-		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
+		return "", nil, fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
 	}
 	b, err := json.Marshal(md)
 	if err != nil {
-		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
+		return "", nil, fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
 	}
 	if len(b) > MaxMetadataBytes {
-		return "", fmt.Errorf("%w: metadata is %d bytes as JSON, at most %d", ErrTooLarge, len(b), MaxMetadataBytes)
+		return "", nil, fmt.Errorf("%w: metadata is %d bytes as JSON, at most %d", ErrTooLarge, len(b), MaxMetadataBytes)
 	}
-	// Through JSON and back: the stored form is what a reader decodes
-	// (ints become float64, typed slices and maps plain ones).
 	var back Metadata
 	if err := json.Unmarshal(b, &back); err != nil {
-		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
+		return "", nil, fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
 	}
 	if b, err = json.Marshal(back); err != nil {
-		return "", fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
+		return "", nil, fmt.Errorf("%w: metadata: %v", ErrInvalid, err)
 	}
 	if len(b) > MaxMetadataBytes { // numbers can grow on the way (1e20 is written out)
-		return "", fmt.Errorf("%w: metadata is %d bytes as stored JSON, at most %d", ErrTooLarge, len(b), MaxMetadataBytes)
+		return "", nil, fmt.Errorf("%w: metadata is %d bytes as stored JSON, at most %d", ErrTooLarge, len(b), MaxMetadataBytes)
 	}
-	return string(b), nil
+	return string(b), back, nil
 }
 
 // checkMetaValue checks one value at depth d (the top object is 1).
@@ -102,6 +102,33 @@ func checkMetaValue(v any, d int) error {
 		return fmt.Errorf("a %T is not a JSON value", v)
 	}
 	return nil
+}
+
+// cloneMetadata deep-copies stored metadata (maps and arrays; the
+// scalars are immutable), so that a caller may change what it was given.
+func cloneMetadata(md Metadata) Metadata {
+	if md == nil {
+		return nil
+	}
+	return Metadata(cloneMetaValue(map[string]any(md)).(map[string]any))
+}
+
+func cloneMetaValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = cloneMetaValue(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = cloneMetaValue(e)
+		}
+		return out
+	}
+	return v
 }
 
 // parseMetadata decodes canonical metadata JSON ("" is none).

@@ -312,3 +312,28 @@ func TestMetaIndexAgreesWithMatch(t *testing.T) {
 		}
 	}
 }
+
+// What Get returns of a memory's metadata is the caller's: changing it
+// changes nothing stored.
+func TestMetadataReturnedIsACopy(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	in := Metadata{"team": "red", "tags": []any{"a"}, "nested": map[string]any{"k": 1}}
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Vector: unit(4, 0), Metadata: in}}); err != nil {
+		t.Fatal(err)
+	}
+	in["team"] = "changed by the caller after Put"
+	m, err := c.Get(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Metadata["team"] = "blue"
+	m.Metadata["tags"].([]any)[0] = "z"
+	m.Metadata["nested"].(map[string]any)["k"] = 2.0
+	again, _ := c.Get(ctx, "a")
+	if again.Metadata["team"] != "red" || again.Metadata["tags"].([]any)[0] != "a" || again.Metadata["nested"].(map[string]any)["k"] != 1.0 {
+		t.Fatalf("the stored metadata changed: %v", again.Metadata)
+	}
+}

@@ -11,7 +11,7 @@ import (
 // few tight loops into a bitmap (eval) rather than a map lookup per row:
 // at 100,000 memories that is well under a millisecond instead of about
 // ten. It is derived from the rows (putOne, load; a purge builds it
-// again without the purged rows) and never persisted. Values that are
+// again without the purged rows, rebuildMeta) and never persisted. Values that are
 // arrays or objects are marked complex and tested through the row's own
 // metadata.
 type metaIndex struct {

@@ -222,6 +222,9 @@ func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*Re
 			l.audit = append(l.audit, AuditEntry{Seq: seq, Time: at, Rule: RulePurge, ID: r.mem.ID, By: by, Reason: "PURGED"})
 		}
 	}
+	if purge {
+		l.rebuildMeta()
+	}
 	// A version restored by one retraction of a purge may be purged by
 	// another: it stays where the purge put it.
 	mv.restored = slices.DeleteFunc(mv.restored, func(p int) bool { return l.rows.at(p).purged })
@@ -401,7 +404,8 @@ func (l *ledger) unchain(chain []int, k int, tx float64, restore bool) ([]int, i
 // derived from it; the content hash; the aliases (their hashes are of the
 // same content); the drift detector's copy of its vector; and, in the
 // rows that adopted its fact key, the object they copied from its text.
-// Its beliefs are never believed again. The vectors themselves are
+// Its beliefs are never believed again; the caller rebuilds the metadata
+// columns once the purge's rows are erased. The vectors themselves are
 // zeroed by the caller (eraseVectors, index Erase), which holds the
 // indexes' locks. The links (ids and rows) stay: they are no content.
 func (l *ledger) erase(k int) {
@@ -449,7 +453,11 @@ func (l *ledger) erase(k int) {
 			o.mem.own().keyFromObject = ""
 		}
 	}
-	// The metadata columns again without it (their interned strings too).
+}
+
+// rebuildMeta builds the metadata columns again from the rows: after a
+// purge, so that no interned string of it stays.
+func (l *ledger) rebuildMeta() {
 	l.meta = metaIndex{}
 	for j := range l.rows.len() {
 		if md := l.rows.at(j).mem.meta; md != nil {

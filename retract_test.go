@@ -583,3 +583,29 @@ func TestSplitMemoriesGoWithTheirSiblings(t *testing.T) {
 	checkConsistent(t, db)
 	db.Close()
 }
+
+// A retracted memory stays in its fact's history, after the fact's
+// lineage, with who retracted it.
+func TestFactHistoryKeepsRetractedVersions(t *testing.T) {
+	db := openTest(t, t.TempDir(), nil)
+	defer db.Close()
+	ctx := context.Background()
+	c := createTest(t, db, "kb", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Vector: unit(4, 0), Subject: "api", Relation: "limit", Object: "100"},
+		{ID: "b", Vector: unit(4, 0), Subject: "api", Relation: "limit", Object: "250"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Retract(ctx, "b", &RetractOptions{By: "ops"}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := c.FactHistory(ctx, "api", "limit")
+	if err != nil || len(h) != 2 || h[0].ID != "a" || h[1].ID != "b" || h[1].RetractedBy != "ops" {
+		t.Fatalf("fact history: %+v %v", h, err)
+	}
+	if _, err := c.Retract(ctx, "b", &RetractOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := c.FactHistory(ctx, "api", "limit"); len(h) != 1 {
+		t.Fatalf("a purged memory in its fact's history: %+v", h)
+	}
+}

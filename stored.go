@@ -69,7 +69,7 @@ func storeFields(m *Memory) stored {
 		ValidFrom: m.ValidFrom, ValidTo: m.ValidTo, RecordedAt: m.RecordedAt, Created: m.Created,
 		KeyRule: m.KeyRule, KeyFrom: m.KeyFrom, keyFromObject: m.keyFromObject,
 		SplitInto: slices.Clip(m.SplitInto), SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
-		metaJSON: m.metaJSON, meta: parseMetadata(m.metaJSON),
+		metaJSON: m.metaJSON, meta: m.Metadata,
 	}
 	if rest.isZero() {
 		rest = &noRest
@@ -99,7 +99,7 @@ func (s *stored) memory() Memory {
 		ValidFrom: r.ValidFrom, ValidTo: r.ValidTo, RecordedAt: r.RecordedAt, Created: r.Created,
 		KeyRule: r.KeyRule, KeyFrom: r.KeyFrom, keyFromObject: r.keyFromObject,
 		SplitInto: slices.Clone(r.SplitInto), SplitFrom: r.SplitFrom, SplitRule: r.SplitRule,
-		Metadata: parseMetadata(r.metaJSON), metaJSON: r.metaJSON,
+		Metadata: cloneMetadata(r.meta), metaJSON: r.metaJSON,
 	}
 }
 

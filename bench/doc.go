@@ -5,7 +5,9 @@
 //
 // Timings on shared machines are noisy, so every report gives min and
 // median over repeats and states each speed as a ratio to a baseline
-// measured in the same run.
+// measured in the same run — except the filter workload (RunFilter),
+// whose measurement is recall and whose latencies are one run's medians
+// beside the unfiltered search's: repeat the command for min and median.
 //
 // # Data
 //

@@ -1,6 +1,8 @@
 // Package server is tidemark's HTTP/JSON service (`tidemark serve`): the
-// engine's collections, writes, searches, rescoring, history, feedback,
-// consolidation, audit and context assembly under /v1, behind bearer
+// engine's collections, writes (upserts with an expected version),
+// retraction and purge, listing and counting, metadata-filtered searches,
+// rescoring, history, feedback, consolidation, audit and context assembly
+// under /v1, behind bearer
 // tokens scoped to collections, to reading or writing, and to /metrics.
 //
 // The request and response bodies are the types of package api, the wire

@@ -149,6 +149,43 @@ func filesHolding(dir, needle string) (found []string) {
 	return found
 }
 
+// listWhileWriting pages through a listing with the client's iterator
+// while another goroutine keeps writing the memories next makes, and
+// returns how many times each id was listed.
+func listWhileWriting(t *testing.T, cl *client.Client, coll string, q api.ListQuery, next func(i int) api.Memory) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	stop, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := cl.Put(ctx, coll, []api.Memory{next(i)}); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	seen := map[string]int{}
+	for m, err := range cl.All(ctx, coll, q) {
+		if err != nil {
+			close(stop)
+			<-done
+			t.Fatal(err)
+		}
+		seen[m.ID]++
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return seen
+}
+
 // mustSearch decodes a search body as a client would have built it.
 func mustSearch(t *testing.T, body string) api.SearchRequest {
 	t.Helper()
@@ -213,33 +250,9 @@ func TestListOverHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if _, err := cl.Put(ctx, "facts", []api.Memory{{ID: fmt.Sprintf("new%04d", i), Vector: []float32{0, 1, float32(i)}}}); err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	seen := map[string]int{}
-	for m, err := range cl.All(ctx, "facts", api.ListQuery{Limit: 17}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[m.ID]++
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	seen := listWhileWriting(t, cl, "facts", api.ListQuery{Limit: 17}, func(i int) api.Memory {
+		return api.Memory{ID: fmt.Sprintf("new%04d", i), Vector: []float32{0, 1, float32(i)}}
+	})
 	for _, m := range ms {
 		if seen[m.ID] != 1 {
 			t.Fatalf("%s listed %d times", m.ID, seen[m.ID])
@@ -324,32 +337,9 @@ func TestRAGStoreWalk(t *testing.T) {
 		t.Fatalf("a bad filter: %d %s", r.status, r.raw)
 	}
 	// list with pagination across concurrent writes
-	stop, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			if _, err := cl.Put(ctx, "kb", []api.Memory{{ID: fmt.Sprintf("late-%d", i), Vector: []float32{0, 1, 0, 0}, Metadata: map[string]any{"team": "red"}}}); err != nil {
-				done <- err
-				return
-			}
-		}
-	}()
-	seen := map[string]int{}
-	for m, err := range cl.All(ctx, "kb", api.ListQuery{Limit: 7, Filter: `{"team":"red"}`}) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen[m.ID]++
-	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	seen := listWhileWriting(t, cl, "kb", api.ListQuery{Limit: 7, Filter: `{"team":"red"}`}, func(i int) api.Memory {
+		return api.Memory{ID: fmt.Sprintf("late-%d", i), Vector: []float32{0, 1, 0, 0}, Metadata: map[string]any{"team": "red"}}
+	})
 	for _, m := range ms {
 		if want := map[bool]int{true: 1, false: 0}[m.Metadata["team"] == "red" || m.ID == "doc-03"]; seen[m.ID] != want {
 			t.Fatalf("%s listed %d times, want %d", m.ID, seen[m.ID], want)
