@@ -219,7 +219,7 @@ func (c *Client) Consolidate(ctx context.Context, collection string) (api.Consol
 }
 
 // FactHistory returns every version of a fact key (subject, relation),
-// oldest first.
+// oldest first, then the ones that left it (retracted or replaced).
 func (c *Client) FactHistory(ctx context.Context, collection, subject, relation string) ([]api.Memory, error) {
 	var out api.Versions
 	q := url.Values{"subject": {subject}, "relation": {relation}}
