@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark/tidemark/internal/peak"
 	"github.com/tidemark/tidemark/internal/textout"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/simd"
@@ -23,7 +24,9 @@ type KernelsConfig struct {
 	Ns []int
 	// Dims are the vector dimensions (default 384, 768, 1536).
 	Dims []int
-	// Queries are the query counts per call (default 1 and 64).
+	// Queries are the query counts per call (default 1, 8, 16, 32, 64,
+	// 256: one query is a memory-bound scan, many share it and become
+	// bound by arithmetic, and the rows between show the crossover).
 	Queries []int
 	// K is the number of results per query (default 10).
 	K int
@@ -31,8 +34,8 @@ type KernelsConfig struct {
 	Method temporal.Method
 	// Repeats is the number of timed calls per row (default 5).
 	Repeats int
-	// CopyBytes is the size of the memory-copy baseline buffer (default
-	// 512 MiB: far beyond any cache).
+	// CopyBytes is the size of the memory-copy and read baseline buffers
+	// (default 512 MiB: far beyond any cache).
 	CopyBytes int
 	// PlainBudget bounds the time spent running the plain-Go baseline for
 	// one multi-query row; beyond it the baseline is one query's time ×
@@ -54,7 +57,7 @@ func (c *KernelsConfig) withDefaults() KernelsConfig {
 		o.Dims = []int{384, 768, 1536}
 	}
 	if len(o.Queries) == 0 {
-		o.Queries = []int{1, 64}
+		o.Queries = []int{1, 8, 16, 32, 64, 256}
 	}
 	if o.K == 0 {
 		o.K = 10
@@ -121,6 +124,16 @@ type KernelsRow struct {
 	CandidatesPerS float64 `json:"candidates_per_s"`
 	// RatioToCopy is GBPerS / the copy bandwidth (both medians).
 	RatioToCopy float64 `json:"ratio_to_copy"`
+	// RatioToRead is the vector bytes the call read from memory per
+	// second (N·Dim·4 once, however many queries share the scan) over
+	// the read bandwidth (both medians): how close a scan runs to the
+	// real limit of a read-only pass.
+	RatioToRead float64 `json:"ratio_to_read"`
+	// GFLOPS is the dot products' arithmetic, 2·N·Dim·Queries FLOPs, per
+	// median second (the epilogue's work is not counted, its time is);
+	// RatioToPeak is GFLOPS over the report's FMA peak.
+	GFLOPS      float64 `json:"gflops"`
+	RatioToPeak float64 `json:"ratio_to_peak"`
 	// RatioToPlainGo is the plain-Go baseline's median time over this
 	// row's; PlainGoSeconds is that baseline, PlainExtrapolated whether it
 	// was one query's time × Queries rather than a full run.
@@ -141,14 +154,32 @@ type KernelsReport struct {
 	// CopyGBPerS is the memory copy bandwidth (bytes copied per second,
 	// median over repeats, the better of one goroutine and GOMAXPROCS
 	// goroutines); CopyGBPerSBest at the min time.
-	CopyGBPerS     float64      `json:"copy_gb_per_s"`
-	CopyGBPerSBest float64      `json:"copy_gb_per_s_best"`
-	Rows           []KernelsRow `json:"rows"`
+	CopyGBPerS     float64 `json:"copy_gb_per_s"`
+	CopyGBPerSBest float64 `json:"copy_gb_per_s_best"`
+	// Read is the read bandwidth in GB/s: a streaming sum over CopyBytes
+	// on GOMAXPROCS goroutines (internal/peak.Read).
+	Read Rate `json:"read_gb_per_s"`
+	// FMA is the fused multiply-add peak in GFLOP/s on GOMAXPROCS
+	// goroutines, one entry per instruction set the CPU offers
+	// (internal/peak.FMA); PeakGFLOPS is the largest median, the peak
+	// the rows' RatioToPeak divides by.
+	FMA        []Rate       `json:"fma_gflops"`
+	PeakGFLOPS float64      `json:"peak_gflops"`
+	Rows       []KernelsRow `json:"rows"`
 }
 
-// RunKernels measures the machine's memory copy bandwidth, then the fused
-// stage (the default CPU backend's TopK or ScoreMany) at every N × Dim ×
-// Queries, and the plain-Go baseline on the same data.
+// Rate is a measured machine limit: median and best over the repeats.
+type Rate struct {
+	Name   string  `json:"name"`
+	Median float64 `json:"median"`
+	Best   float64 `json:"best"`
+}
+
+// RunKernels measures the machine's limits — memory copy and read
+// bandwidth, the FMA peak — then the fused stage (the default CPU
+// backend's TopK or ScoreMany) at every N × Dim × Queries, and the
+// plain-Go baseline on the same data, all in one process so the ratios
+// compare like with like.
 func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -159,6 +190,14 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 		GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	rep.CopyGBPerS, rep.CopyGBPerSBest = copyBandwidth(c.CopyBytes, c.Repeats)
 	progress(c.Progress, "memory copy: %.2f GB/s median, %.2f best\n", rep.CopyGBPerS, rep.CopyGBPerSBest)
+	rd := peak.Read(rep.GOMAXPROCS, max(c.Repeats, 3), c.CopyBytes)
+	rep.Read = Rate(rd)
+	progress(c.Progress, "memory read (%s): %.2f GB/s median, %.2f best\n", rd.Name, rd.Median, rd.Best)
+	for _, f := range peak.FMA(rep.GOMAXPROCS, max(c.Repeats, 3), 200*time.Millisecond) {
+		rep.FMA = append(rep.FMA, Rate(f))
+		rep.PeakGFLOPS = math.Max(rep.PeakGFLOPS, f.Median)
+		progress(c.Progress, "FMA peak (%s): %.1f GFLOP/s median, %.1f best\n", f.Name, f.Median, f.Best)
+	}
 	p := temporal.Preset(c.Method)
 	for _, dim := range c.Dims {
 		for _, n := range c.Ns {
@@ -190,6 +229,9 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 				row.GBPerS, row.GBPerSBest = bytes/row.SecondsMedian/1e9, bytes/row.SecondsMin/1e9
 				row.CandidatesPerS = float64(n) * float64(nq) / row.SecondsMedian
 				row.RatioToCopy = row.GBPerS / rep.CopyGBPerS
+				row.RatioToRead = float64(n) * float64(dim) * 4 / row.SecondsMedian / 1e9 / rep.Read.Median
+				row.GFLOPS = 2 * float64(n) * float64(dim) * float64(nq) / row.SecondsMedian / 1e9
+				row.RatioToPeak = row.GFLOPS / rep.PeakGFLOPS
 				if nq == 1 {
 					single = row.SecondsMedian
 				} else if single > 0 {
@@ -228,8 +270,8 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 				}
 				row.RatioToPlainGo = row.PlainGoSeconds / row.SecondsMedian
 				rep.Rows = append(rep.Rows, row)
-				progress(c.Progress, "n=%d dim=%d queries=%d: %.1f ms median, %.2f GB/s, ×%.2f copy, ×%.1f plain Go\n",
-					n, dim, nq, row.SecondsMedian*1e3, row.GBPerS, row.RatioToCopy, row.RatioToPlainGo)
+				progress(c.Progress, "n=%d dim=%d queries=%d: %.1f ms median, %.2f GB/s, ×%.2f read, %.1f GFLOP/s (×%.2f peak), ×%.1f plain Go\n",
+					n, dim, nq, row.SecondsMedian*1e3, row.GBPerS, row.RatioToRead, row.GFLOPS, row.RatioToPeak, row.RatioToPlainGo)
 			}
 			b = nil
 			runtime.GC()
@@ -402,10 +444,13 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 // WriteTable prints the report for people.
 func (r *KernelsReport) WriteTable(w io.Writer) error {
 	tw := &textout.Writer{W: w}
-	tw.Printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\n\n",
-		r.Method, r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest)
-	tw.Printf("%9s %5s %7s %12s %12s %8s %12s %8s %9s %9s\n",
-		"n", "dim", "queries", "ms min", "ms median", "GB/s", "cand/s", "×copy", "×plain", "per-query")
+	tw.Printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\nmemory read bandwidth (%s): %.2f GB/s median (%.2f best)\n",
+		r.Method, r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest, r.Read.Name, r.Read.Median, r.Read.Best)
+	for _, f := range r.FMA {
+		tw.Printf("FMA peak (%s): %.1f GFLOP/s median (%.1f best)\n", f.Name, f.Median, f.Best)
+	}
+	tw.Printf("\n%9s %5s %7s %10s %10s %8s %7s %7s %8s %6s %8s %9s\n",
+		"n", "dim", "queries", "ms min", "ms median", "GB/s", "×copy", "×read", "GFLOP/s", "×peak", "×plain", "per-query")
 	for _, row := range r.Rows {
 		pq := ""
 		if row.PerQueryRatio > 0 {
@@ -415,10 +460,10 @@ func (r *KernelsReport) WriteTable(w io.Writer) error {
 		if row.PlainExtrapolated {
 			plain += "*"
 		}
-		tw.Printf("%9d %5d %7d %12.2f %12.2f %8.2f %12.3g %8.2f %9s %9s\n", row.N, row.Dim, row.Queries,
-			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.CandidatesPerS, row.RatioToCopy, plain, pq)
+		tw.Printf("%9d %5d %7d %10.2f %10.2f %8.2f %7.2f %7.2f %8.1f %6.2f %8s %9s\n", row.N, row.Dim, row.Queries,
+			row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.RatioToCopy, row.RatioToRead, row.GFLOPS, row.RatioToPeak, plain, pq)
 	}
-	tw.Printf("\nGB/s counts vector bytes scored per query; ×plain: plain-Go baseline time / this time (* = one query × count);\nper-query: (time / queries) / the one-query time.\n")
+	tw.Printf("\nGB/s counts vector bytes scored per query (×copy: over the copy bandwidth); ×read: bytes read once per call\nover the read bandwidth; GFLOP/s: the dot products' 2·n·dim·queries per second, ×peak over the largest FMA peak;\n×plain: plain-Go baseline time / this time (* = one query × count); per-query: (time / queries) / the one-query time.\n")
 	return tw.Err
 }
 

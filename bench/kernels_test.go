@@ -19,7 +19,8 @@ func TestRunKernelsSmall(t *testing.T) {
 		t.Fatalf("%d rows, want 8", len(rep.Rows))
 	}
 	for _, r := range rep.Rows {
-		if r.SecondsMin <= 0 || r.SecondsMedian < r.SecondsMin || r.GBPerS <= 0 || r.RatioToCopy <= 0 || r.RatioToPlainGo <= 0 {
+		if r.SecondsMin <= 0 || r.SecondsMedian < r.SecondsMin || r.GBPerS <= 0 || r.RatioToCopy <= 0 || r.RatioToPlainGo <= 0 ||
+			r.RatioToRead <= 0 || r.GFLOPS <= 0 || r.RatioToPeak <= 0 {
 			t.Errorf("implausible row %+v", r)
 		}
 		if (r.Queries > 1) != (r.PerQueryRatio > 0) {
@@ -29,9 +30,17 @@ func TestRunKernelsSmall(t *testing.T) {
 	if rep.CopyGBPerS <= 0 || rep.CopyGBPerSBest < rep.CopyGBPerS {
 		t.Errorf("copy bandwidth %v / %v", rep.CopyGBPerS, rep.CopyGBPerSBest)
 	}
-	checkJSONRows(t, rep.WriteJSON, "n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_plain_go")
+	if rep.Read.Median <= 0 || rep.Read.Best < rep.Read.Median || len(rep.FMA) == 0 || rep.PeakGFLOPS <= 0 {
+		t.Errorf("read %+v, FMA %+v, peak %v", rep.Read, rep.FMA, rep.PeakGFLOPS)
+	}
+	for _, f := range rep.FMA {
+		if f.Median > rep.PeakGFLOPS {
+			t.Errorf("peak %v below the FMA rate %+v", rep.PeakGFLOPS, f)
+		}
+	}
+	checkJSONRows(t, rep.WriteJSON, "n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_read", "gflops", "ratio_to_peak", "ratio_to_plain_go")
 	var tab bytes.Buffer
-	if err := rep.WriteTable(&tab); err != nil || !strings.Contains(tab.String(), "memory copy bandwidth") {
+	if err := rep.WriteTable(&tab); err != nil || !strings.Contains(tab.String(), "memory copy bandwidth") || !strings.Contains(tab.String(), "FMA peak") {
 		t.Errorf("table: %v\n%s", err, tab.String())
 	}
 }

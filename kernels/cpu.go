@@ -21,16 +21,24 @@ type CPUOptions struct {
 	// (default 512).
 	ChunkRows int
 	// BlockRows is the number of rows ScoreMany keeps in cache while it
-	// runs every query over them (default 128: 384 KiB at d = 768).
+	// runs every query over them (default: as many as fit in 384 KiB, a
+	// multiple of 3 — 126 at d = 768 — so that the batched dot's 3-row
+	// tiles cover the block).
 	BlockRows int
 }
 
+// blockBytes is the default size of ScoreMany's block of rows: it stays in
+// a core's L2 cache (512 KiB and more on the CPUs we run on) while every
+// group of queries reads it.
+const blockBytes = 384 << 10
+
 // CPU is the fused stage on the CPU: chunks of rows spread over a fixed set
-// of worker goroutines, dot products through package simd, the temporal
-// epilogue in float64. It is safe for concurrent use. Its workers live until
-// Close.
+// of worker goroutines, dot products through package simd (one query:
+// simd.DotBatch per chunk; many: simd.DotMany per block of rows, every
+// query over the block while it is in cache), the temporal epilogue in
+// float64. It is safe for concurrent use. Its workers live until Close.
 type CPU struct {
-	workers, chunk, block int
+	workers, chunk, block int // block 0: blockBytes' worth per call
 	tasks                 chan task
 	pool                  sync.Pool
 	closeOnce             sync.Once
@@ -60,9 +68,6 @@ func NewCPU(opts *CPUOptions) *CPU {
 	if o.ChunkRows <= 0 {
 		o.ChunkRows = 512
 	}
-	if o.BlockRows <= 0 {
-		o.BlockRows = 128
-	}
 	c := &CPU{workers: o.Workers, chunk: o.ChunkRows, block: o.BlockRows, tasks: make(chan task)}
 	for i := 0; i < c.workers; i++ {
 		go func() {
@@ -87,7 +92,10 @@ type scratch struct {
 	b   *Batch
 	p   *temporal.Params
 	nq  int
-	qn  []float32 // normalised query vectors, query-major
+	// step is the rows a worker takes at a time: ChunkRows for one query,
+	// the block for many.
+	step int
+	qn   []float32 // normalised query vectors, query-major
 	epi []epilogue
 	// phase selects what run does; pool is true when scores need pool
 	// statistics, so that pass one stores similarities and reasons and pass
@@ -108,16 +116,20 @@ type scratch struct {
 }
 
 type workerState struct {
-	sims []float32 // one chunk of similarities per query
+	// sims holds the similarities of the current chunk or block:
+	// query-major, step entries per query.
+	sims []float32
+	// live lists the rows of the current block (offsets in it) that
+	// survive every query-independent mask, when queries share a time
+	// context.
+	live []int32
 	// Per-row values of the current block when queries share a time
-	// context: the mask reason (without the relevance gate), the score
-	// without the similarity term, the temporal signal before the event
-	// gate, and whether the row is an open event.
-	rsn0  []temporal.Reason
-	stale []temporal.Reason
-	rest  []float64
-	t0    []float64
-	event []bool
+	// context: the score is a·sim + c, or ag·sim + cg for an open event
+	// (event true) whose similarity is under the event gate.
+	a, c, ag, cg []float64
+	event        []bool
+	fast         []float64 // c, or +Inf for an event row: a·sim + fast bounds the score
+	pending      []bool    // the row's a, c, … are not computed yet
 	heaps []topk
 	stats []Stats
 	// pool statistics per query over this worker's kept rows
@@ -146,12 +158,17 @@ func (c *CPU) get(b *Batch, p *temporal.Params, nq int, pool bool) *scratch {
 	chunk := c.chunk
 	if nq > 1 {
 		chunk = c.block
+		if chunk == 0 {
+			chunk = max(3, blockBytes/(4*b.Dim)/3*3)
+		}
 	}
+	s.step = chunk
 	for w := range s.ws {
 		ws := &s.ws[w]
-		ws.sims = grow(ws.sims, chunk)
-		ws.rsn0, ws.stale, ws.rest = grow(ws.rsn0, chunk), grow(ws.stale, chunk), grow(ws.rest, chunk)
-		ws.t0, ws.event = grow(ws.t0, chunk), grow(ws.event, chunk)
+		ws.sims = grow(ws.sims, chunk*nq)
+		ws.live = grow(ws.live, chunk)
+		ws.a, ws.c, ws.ag, ws.cg = grow(ws.a, chunk), grow(ws.c, chunk), grow(ws.ag, chunk), grow(ws.cg, chunk)
+		ws.event, ws.fast, ws.pending = grow(ws.event, chunk), grow(ws.fast, chunk), grow(ws.pending, chunk)
 		ws.heaps = grow(ws.heaps, nq)
 		ws.stats = grow(ws.stats, nq)
 		ws.minSim, ws.maxSim = grow(ws.minSim, nq), grow(ws.maxSim, nq)
@@ -184,11 +201,7 @@ func grow[T any](s []T, n int) []T {
 // worker, or inline on the calling goroutine when the input is small.
 func (c *CPU) parallel(s *scratch, phase, n int) error {
 	s.phase = phase
-	step := c.chunk
-	if s.nq > 1 {
-		step = c.block
-	}
-	if c.workers == 1 || n < 2*step {
+	if c.workers == 1 || n < 2*s.step {
 		s.work(0, 0, n)
 	} else {
 		per := (n + c.workers - 1) / c.workers
@@ -212,42 +225,49 @@ func (s *scratch) run(w, lo, hi int) {
 	s.wg.Done()
 }
 
-// work processes rows [lo, hi) in chunks, checking the context between
-// chunks.
+// work processes rows [lo, hi) in chunks (one query) or blocks (many),
+// checking the context between them. The similarities of a chunk or block
+// to every query are computed first — the only pass over its vectors, one
+// simd.DotMany for many queries — then each query's epilogue runs over
+// them.
 func (s *scratch) work(w, lo, hi int) {
 	ws := &s.ws[w]
-	step := s.c.chunk
-	if s.nq > 1 {
-		step = s.c.block
-	}
-	for start := lo; start < hi; start += step {
+	b, d := s.b, s.b.Dim
+	for start := lo; start < hi; start += s.step {
 		if err := s.ctx.Err(); err != nil {
 			ws.err = err
 			return
 		}
-		end := min(hi, start+step)
+		end := min(hi, start+s.step)
+		nb := end - start
+		if s.phase == phasePool2 {
+			for j := 0; j < s.nq; j++ {
+				s.scoreStored(ws, j, start, end)
+			}
+			continue
+		}
+		rows := b.Vectors[start*d : end*d]
+		sims := ws.sims[:s.nq*nb]
+		if s.nq == 1 {
+			simd.DotBatch(rows, d, s.qn[:d], sims)
+		} else {
+			simd.DotMany(rows, s.qn[:s.nq*d], d, sims)
+		}
 		if s.shared && s.phase == phaseFused {
-			s.sharedBlock(ws, start, end)
+			s.sharedBlock(ws, start, end, sims)
 			continue
 		}
 		for j := 0; j < s.nq; j++ {
-			switch s.phase {
-			case phasePool2:
-				s.scoreStored(ws, j, start, end)
-			default:
-				s.dotAndMask(ws, j, start, end)
-			}
+			s.maskAndScore(ws, j, start, end, sims[j*nb:(j+1)*nb])
 		}
 	}
 }
 
-// dotAndMask computes the similarities of rows [lo, hi) to query j — the
-// only pass over the vectors — then masks each row and, in the fused phase,
-// scores it; in pool phase one it stores the similarity and reason.
-func (s *scratch) dotAndMask(ws *workerState, j, lo, hi int) {
-	b, d := s.b, s.b.Dim
-	sims := ws.sims[:hi-lo]
-	simd.DotBatch(b.Vectors[lo*d:hi*d], d, s.qn[j*d:(j+1)*d], sims)
+// maskAndScore masks rows [lo, hi) for query j given their similarities
+// and, in the fused phase, scores them; in pool phase one it stores the
+// similarity and reason.
+func (s *scratch) maskAndScore(ws *workerState, j, lo, hi int, sims []float32) {
+	b := s.b
 	e := &s.epi[j]
 	st := &ws.stats[j]
 	for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
@@ -276,57 +296,128 @@ func (s *scratch) dotAndMask(ws *workerState, j, lo, hi int) {
 }
 
 // sharedBlock scores rows [lo, hi) for every query when the queries share
-// one time context: the query-independent part of each row is computed
-// once, then each query costs a dot product and a multiply-add per row.
-func (s *scratch) sharedBlock(ws *workerState, lo, hi int) {
+// one time context: the query-independent part of each row (its masks,
+// decay, confidence, relational bonus) is computed once and shared by
+// every query. Without pool statistics each combination is linear in the
+// similarity — sum w_sim·sim + rest, gated sim·(w_sim + rest), product
+// sim·T — so a row's score is a·sim + c, with a second pair for an open
+// event whose similarity falls under the event gate; each query then costs
+// a multiply-add per surviving row on top of its similarities (sims,
+// query-major, hi − lo per query).
+func (s *scratch) sharedBlock(ws *workerState, lo, hi int, sims []float32) {
 	e0 := &s.epi[0]
 	p := s.p
-	w := p.Weights
+	// Lazily: when a row's score has a similarity-only upper bound (the
+	// weighted sums) and no staleness mask needs its decay first, its
+	// signals wait until some query's similarity could make it enter that
+	// query's top k; most rows of a large scan never get there, and their
+	// exponentials are never computed.
+	lazy := e0.prunable && p.StaleBelow <= 0
+	// A pending row's a and fast are the bound's line: w_sim·sim + rest_max
+	// for sums, sim·(w_sim + rest_max) for gated sums — an upper bound for
+	// sim > 0, and for sim ≤ 0 as long as the threshold is positive (the
+	// score is then at most w_sim·sim ≤ 0). The margin, relative to the
+	// bound's size, covers float64 rounding between bound and score.
+	ka, kc := p.Weights.Sim, e0.boundRest
+	gated := p.Combine == temporal.CombineGated
+	if gated {
+		ka, kc = p.Weights.Sim+e0.boundRest, 0
+	}
+	kc += 1e-9 * (1 + math.Abs(ka) + math.Abs(kc))
+	live := ws.live[:0]
 	for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
-		ws.rsn0[r], ws.stale[r] = e0.premask(i), temporal.ReasonNone
-		if ws.rsn0[r] != temporal.ReasonNone {
+		if e0.premask(i) != temporal.ReasonNone {
 			continue
 		}
-		if p.StaleBelow > 0 {
-			// postmask with sim = +Inf tests staleness alone; the
-			// relevance gate comes first and is tested per query.
-			if ws.stale[r] = e0.postmask(i, math.Inf(1)); ws.stale[r] != temporal.ReasonNone {
+		// postmask with sim = +Inf tests staleness alone; the relevance
+		// gate is tested per query.
+		if p.StaleBelow > 0 && e0.postmask(i, math.Inf(1)) != temporal.ReasonNone {
+			continue
+		}
+		ws.pending[r] = lazy
+		if lazy {
+			ws.a[r], ws.fast[r] = ka, kc
+		} else {
+			s.rowLinear(ws, r, i)
+		}
+		live = append(live, int32(r))
+	}
+	b, nb := s.b, hi-lo
+	a, c, fast, pending := ws.a[:nb], ws.c[:nb], ws.fast[:nb], ws.pending[:nb]
+	for j := 0; j < s.nq; j++ {
+		h := &ws.heaps[j]
+		if h.k == 0 {
+			continue
+		}
+		thr := h.threshold()
+		boundOK := !gated || thr > 0
+		qs := sims[j*nb : (j+1)*nb]
+		for _, r := range live {
+			sim := float64(qs[r])
+			// fast[r] is c[r], +Inf for a row whose score the event
+			// gate may change, or the bound's line for a pending row:
+			// a·sim + fast[r] bounds the score, and most rows stop here.
+			if a[r]*sim+fast[r] < thr && (boundOK || !pending[r]) {
 				continue
 			}
-		}
-		// The signals with sim = +Inf: no event gate, so T is the
-		// ungated temporal signal; the similarity term is added per query.
-		_, sig := e0.signals(i, math.Inf(1), false)
-		ws.t0[r] = sig.Temporal
-		ws.event[r] = sig.State == temporal.Temporal
-		ws.rest[r] = w.Time*sig.Temporal + w.Conf*sig.Confidence + w.Rel*sig.Relational
-	}
-	b, d := s.b, s.b.Dim
-	sims := ws.sims[:hi-lo]
-	gateCut := w.Time * (1 - p.EventGateFactor)
-	for j := 0; j < s.nq; j++ {
-		simd.DotBatch(b.Vectors[lo*d:hi*d], d, s.qn[j*d:(j+1)*d], sims)
-		h := &ws.heaps[j]
-		for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
-			reason := ws.rsn0[r]
-			sim := float64(sims[r])
-			if reason == temporal.ReasonNone {
-				if p.MinSim > 0 && sim < p.MinSim {
-					reason = temporal.ReasonBelowRelevanceGate
-				} else {
-					reason = ws.stale[r]
+			if pending[r] {
+				s.rowLinear(ws, int(r), lo+int(r))
+				pending[r] = false
+				if a[r]*sim+fast[r] < thr {
+					continue
 				}
 			}
-			if reason != temporal.ReasonNone {
+			if p.MinSim > 0 && sim < p.MinSim {
 				continue // ScoreMany reports no Stats: nothing to count
 			}
-			score := w.Sim*sim + ws.rest[r]
-			if ws.event[r] && p.EventFloor > 0 && sim < p.EventFloor {
-				score -= gateCut * ws.t0[r]
+			score := a[r]*sim + c[r]
+			if ws.event[r] && sim < p.EventFloor {
+				score = ws.ag[r]*sim + ws.cg[r]
 			}
+			if score < thr {
+				continue
+			}
+			i := lo + int(r)
 			h.push(Hit{Index: i, ID: b.ID[i], Score: score, Sim: sim})
+			thr = h.threshold()
+			boundOK = !gated || thr > 0
 		}
 	}
+}
+
+// rowLinear computes row i's (block offset r) query-independent signals
+// and stores its score as a·sim + c, and ag·sim + cg for an open event
+// under the event gate.
+func (s *scratch) rowLinear(ws *workerState, r, i int) {
+	p := s.p
+	w := p.Weights
+	// The signals with sim = +Inf: no event gate, so T is the ungated
+	// temporal signal.
+	_, sig := s.epi[0].signals(i, math.Inf(1), false)
+	t := sig.Temporal
+	rest := w.Conf*sig.Confidence + w.Rel*sig.Relational
+	ws.a[r], ws.c[r] = linear(p, t, rest)
+	ws.event[r] = sig.State == temporal.Temporal && p.EventFloor > 0
+	ws.fast[r] = ws.c[r]
+	if ws.event[r] {
+		ws.fast[r] = math.Inf(1)
+		// As signals gates it: T·factor.
+		ws.ag[r], ws.cg[r] = linear(p, t*p.EventGateFactor, rest)
+	}
+}
+
+// linear returns a and c with score = a·sim + c for a row whose temporal
+// signal is t and whose confidence and relational terms weigh rest, under
+// parameters without pool statistics (no normalisation, no penalty).
+func linear(p *temporal.Params, t, rest float64) (a, c float64) {
+	w := p.Weights
+	switch p.Combine {
+	case temporal.CombineProduct:
+		return t, 0
+	case temporal.CombineGated:
+		return w.Sim + w.Time*t + rest, 0
+	}
+	return w.Sim, w.Time*t + rest
 }
 
 // sameTime reports whether two queries share every input of the
@@ -422,7 +513,7 @@ func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *te
 			s.ws[w].heaps[j].reset(k)
 		}
 	}
-	s.shared = len(qs) > 1 && !pool && p.Combine == temporal.CombineSum
+	s.shared = len(qs) > 1 && !pool
 	for j := 1; j < len(qs) && s.shared; j++ {
 		s.shared = sameTime(&qs[0], &qs[j], p.AdaptiveDecay)
 	}

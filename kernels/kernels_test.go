@@ -393,17 +393,24 @@ func TestScoreManyMatchesTopK(t *testing.T) {
 				shared[i].Time, shared[i].GroupLambda = q0.Time, q0.GroupLambda
 			}
 			for _, c := range []struct {
-				m           temporal.Method
-				qs          []Query
-				gates, hold bool
+				m                   temporal.Method
+				qs                  []Query
+				gates, hold, events bool
 			}{
-				{temporal.MethodTidemark, qs, false, false}, {temporal.MethodArticle, qs, false, false}, {temporal.MethodVDD, qs, false, false},
-				{temporal.MethodTidemark, shared, false, false}, {temporal.MethodSmartVector, shared, true, false},
-				{temporal.MethodVDD, shared, false, false}, {temporal.MethodConfidence, shared, true, false},
-				{temporal.MethodConfidence, shared, false, true},
+				{temporal.MethodTidemark, qs, false, false, false}, {temporal.MethodArticle, qs, false, false, false}, {temporal.MethodVDD, qs, false, false, false},
+				{temporal.MethodTidemark, shared, false, false, false}, {temporal.MethodSmartVector, shared, true, false, false},
+				{temporal.MethodVDD, shared, false, false, false}, {temporal.MethodConfidence, shared, true, false, false},
+				{temporal.MethodConfidence, shared, false, true, false},
+				// The event gate on every combination (sum, gated,
+				// product) of the shared path: a·sim + c switches pairs.
+				{temporal.MethodSmartVector, shared, false, false, true}, {temporal.MethodTidemark, shared, false, false, true},
+				{temporal.MethodVDD, shared, false, false, true},
 			} {
 				m, qs := c.m, c.qs
 				p := temporal.Preset(m)
+				if c.events {
+					p.EventBoost, p.EventFloor, p.EventGateFactor = 1.3, 0.1, 0.4
+				}
 				if c.gates {
 					p.MinSim, p.StaleBelow = 0.02, 0.3
 				}
@@ -553,6 +560,24 @@ func TestGuardPadding(t *testing.T) {
 				for i := 0; i < guard; i++ {
 					if outBuf[i] != -12345 || outBuf[guard+b.Len()+i] != -12345 {
 						t.Fatalf("dim %d offset %d: wrote outside the output", dim, off)
+					}
+				}
+				// Many queries take the batched dot's tiles (nine: two
+				// groups of four or one of eight, and a remainder).
+				qs := make([]Query, 9)
+				for j := range qs {
+					qs[j] = q
+					qs[j].Vector = randomVector(r, dim)
+				}
+				many, err := be.ScoreMany(context.Background(), &b, qs, &p, 50, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, hits := range many {
+					for _, h := range hits {
+						if math.IsNaN(h.Score) || math.IsNaN(h.Sim) {
+							t.Fatalf("dim %d offset %d: query %d hit %+v is NaN: read outside the vectors", dim, off, j, h)
+						}
 					}
 				}
 			}

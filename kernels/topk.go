@@ -1,6 +1,9 @@
 package kernels
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // topk keeps the k best hits seen so far in a min-heap whose root is the
 // worst kept hit, so a candidate is compared once against the root and most
@@ -13,6 +16,16 @@ type topk struct {
 func (t *topk) reset(k int) {
 	t.k = k
 	t.h = t.h[:0]
+}
+
+// threshold is the score a hit must reach to enter: −Inf while the heap
+// has room, the worst kept score once it is full (a hit with that score
+// enters only by a smaller id, which push decides).
+func (t *topk) threshold() float64 {
+	if len(t.h) < t.k {
+		return math.Inf(-1)
+	}
+	return t.h[0].Score
 }
 
 // worse is the heap order: a is worse than b.

@@ -28,6 +28,12 @@ func dotTile3x8AVX512(rows, qs *float32, dim, n16 int, out *float32, ldo int)
 //go:noescape
 func dotTile1x8AVX512(rows, qs *float32, dim, n16 int, out *float32, ldo int)
 
+// prefetchLines asks for lines 64-byte cache lines from p to be brought into
+// the cache (PREFETCHT2, many_amd64.s); it is only a hint.
+//
+//go:noescape
+func prefetchLines(p *float32, lines int)
+
 // haveAVX512 says the CPU and OS run the AVX-512 tiles (F for the 512-bit
 // FMAs, VL for the EVEX-encoded 256-bit adds of the reduction); use512 is
 // whether DotMany does (tests switch it off to cover the AVX2 tiles).
@@ -39,8 +45,14 @@ var (
 // dotManyAccel runs the register-blocked kernels: groups of eight queries
 // on AVX-512 tiles where the CPU has them, then groups of four on AVX2
 // tiles; each group reads the whole block of rows once (the caller keeps
-// it in cache). The columns past the tiles' multiple of 16 or 8 are added
-// with the generic loop, and the last m mod 4 queries go to dotBatchAccel.
+// it in cache). The first group reads the block from memory: before each
+// tile it prefetches the next tile's three rows, which on the 2-core EPYC
+// we measure on took a streamed scan from 0.80× to 0.98× the speed of the
+// same tiles over a cached block (64 queries, 84-row blocks, d = 768).
+// Prefetching the caller's next block instead gained 3% and, together
+// with this, lost. The columns past the tiles' multiple of 16 or 8 are
+// added with the generic loop, and the last m mod 4 queries go to
+// dotBatchAccel.
 func dotManyAccel(rows, qs []float32, dim, n, m int, out []float32) {
 	j := 0
 	if n16 := dim &^ 15; use512 && n16 > 0 {
@@ -48,6 +60,9 @@ func dotManyAccel(rows, qs []float32, dim, n, m int, out []float32) {
 			q := &qs[j*dim]
 			i := 0
 			for ; i+3 <= n; i += 3 {
+				if j == 0 && i+6 <= n {
+					prefetchLines(&rows[(i+3)*dim], 3*dim/16)
+				}
 				dotTile3x8AVX512(&rows[i*dim], q, dim, n16, &out[j*n+i], n)
 			}
 			for ; i < n; i++ {
@@ -65,6 +80,9 @@ func dotManyAccel(rows, qs []float32, dim, n, m int, out []float32) {
 		q := &qs[j*dim]
 		i := 0
 		for ; i+3 <= n; i += 3 {
+			if j == 0 && i+6 <= n {
+				prefetchLines(&rows[(i+3)*dim], 3*dim/16)
+			}
 			dotTile3x4(&rows[i*dim], q, dim, n8, &out[j*n+i], n)
 		}
 		for ; i < n; i++ {

@@ -25,7 +25,7 @@ type workload struct {
 // its usage lists them.
 func workloads() []workload {
 	return []workload{
-		{"kernels", "the fused scoring stage against the memory copy bandwidth and a plain Go loop", runBenchKernels},
+		{"kernels", "the fused scoring stage against the copy and read bandwidth, the FMA peak and a plain Go loop", runBenchKernels},
 		{"ann", "the HNSW index on an ANN dataset, beside hnswlib and coder/hnsw in the same run", runBenchANN},
 		{"engine", "Put throughput per batch size against the bare log, and open/recovery times", runBenchEngine},
 		{"scale", "the engine at production shape (load, snapshot, open, recall, search, RSS) beside a bare index, same run", runBenchScale},
@@ -77,11 +77,11 @@ func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench kernels", stderr)
 	ns := fs.String("n", "10000,100000,1000000", "batch sizes, comma-separated")
 	dims := fs.String("dim", "384,768,1536", "vector dimensions, comma-separated")
-	queries := fs.String("queries", "1,64", "queries per call, comma-separated")
+	queries := fs.String("queries", "1,8,16,32,64,256", "queries per call, comma-separated")
 	k := fs.Int("k", 10, "results per query")
 	repeats := fs.Int("repeats", 5, "timed calls per row (min and median are reported)")
 	method := fs.String("method", "tidemark", "scoring method: "+methodList())
-	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy baseline in MiB")
+	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy and read baselines in MiB")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
