@@ -96,7 +96,7 @@ type scratch struct {
 	// the block for many.
 	step int
 	qn   []float32 // normalised query vectors, query-major
-	epi []epilogue
+	epi  []epilogue
 	// phase selects what run does; pool is true when scores need pool
 	// statistics, so that pass one stores similarities and reasons and pass
 	// two scores them.
@@ -130,8 +130,8 @@ type workerState struct {
 	event        []bool
 	fast         []float64 // c, or +Inf for an event row: a·sim + fast bounds the score
 	pending      []bool    // the row's a, c, … are not computed yet
-	heaps []topk
-	stats []Stats
+	heaps        []topk
+	stats        []Stats
 	// pool statistics per query over this worker's kept rows
 	minSim, maxSim, minAge, maxAge []float64
 	err                            error
