@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"unsafe"
 
+	"github.com/tidemark/tidemark/internal/prefetch"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/temporal"
 )
@@ -63,6 +65,19 @@ func NewBatch(dim, capacity int) (*Batch, error) {
 func (b *Batch) floatColumns() [13]*[]float32 {
 	return [...]*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt,
 		&b.Lambda, &b.Floor, &b.BaseConf, &b.ConfFrom, &b.Access, &b.Positive, &b.Negative, &b.Degree}
+}
+
+// prefetchColumns asks the CPU to load the metadata of rows [lo, hi)
+// (lo < hi ≤ Len) that the epilogue reads.
+func (b *Batch) prefetchColumns(lo, hi int) {
+	f32 := (hi - lo + 15) / 16
+	for _, c := range b.floatColumns() {
+		prefetch.Lines(unsafe.Pointer(&(*c)[lo]), f32)
+	}
+	small := (hi - lo + 63) / 64
+	prefetch.Lines(unsafe.Pointer(&b.Kind[lo]), small)
+	prefetch.Lines(unsafe.Pointer(&b.Status[lo]), small)
+	prefetch.Lines(unsafe.Pointer(&b.Group[lo]), f32)
 }
 
 // Len returns the number of candidates.

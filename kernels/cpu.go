@@ -21,16 +21,16 @@ type CPUOptions struct {
 	// (default 512).
 	ChunkRows int
 	// BlockRows is the number of rows ScoreMany keeps in cache while it
-	// runs every query over them (default: as many as fit in 384 KiB, a
-	// multiple of 3 — 126 at d = 768 — so that the batched dot's 3-row
-	// tiles cover the block).
+	// runs every query over them (default: as many as fit in 256 KiB, a
+	// multiple of 3 — 84 at d = 768 — so that the batched dot's 3-row
+	// tiles cover the block; the block, the next one being prefetched and
+	// 64 queries of 768 fit in a 1 MiB L2 together).
 	BlockRows int
 }
 
 // blockBytes is the default size of ScoreMany's block of rows: it stays in
-// a core's L2 cache (512 KiB and more on the CPUs we run on) while every
-// group of queries reads it.
-const blockBytes = 384 << 10
+// a core's L2 cache while every group of queries reads it.
+const blockBytes = 256 << 10
 
 // CPU is the fused stage on the CPU: chunks of rows spread over a fixed set
 // of worker goroutines, dot products through package simd (one query:
@@ -251,7 +251,14 @@ func (s *scratch) work(w, lo, hi int) {
 		if s.nq == 1 {
 			simd.DotBatch(rows, d, s.qn[:d], sims)
 		} else {
-			simd.DotMany(rows, s.qn[:s.nq*d], d, sims)
+			// The worker's next block is prefetched while this one
+			// computes: its vectors spread over the tiles, its columns
+			// (a few lines each) now.
+			nextEnd := min(hi, end+s.step)
+			if nextEnd > end {
+				b.prefetchColumns(end, nextEnd)
+			}
+			simd.DotManyPrefetch(rows, s.qn[:s.nq*d], d, sims, b.Vectors[end*d:nextEnd*d])
 		}
 		if s.shared && s.phase == phaseFused {
 			s.sharedBlock(ws, start, end, sims)

@@ -34,6 +34,6 @@ func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
 
 func quantizeInt8Accel(v []float32, dst []int8) float32 { return quantizeInt8Generic(v, dst) }
 
-func dotManyAccel(rows, qs []float32, dim, n, m int, out []float32) {
+func dotManyAccel(rows, qs []float32, dim, n, m int, out, _ []float32) {
 	dotManyGeneric(rows, qs, dim, n, m, out)
 }

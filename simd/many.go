@@ -21,6 +21,16 @@ package simd
 // It panics if dim ≤ 0 while rows or qs is non-empty, if len(rows) or
 // len(qs) is not a multiple of dim, or if len(out) != m*n.
 func DotMany(rows, qs []float32, dim int, out []float32) {
+	DotManyPrefetch(rows, qs, dim, out, nil)
+}
+
+// DotManyPrefetch is [DotMany] that also prefetches next — the block of
+// rows the caller will pass to its next call — a few cache lines after
+// each tile, so that a scan of many blocks reads memory at an even pace
+// and finds each block in cache. next is touched only by prefetch hints,
+// never read into a result; nil prefetches nothing, and the generic path
+// ignores it.
+func DotManyPrefetch(rows, qs []float32, dim int, out, next []float32) {
 	if dim <= 0 {
 		if len(rows) != 0 || len(qs) != 0 || len(out) != 0 {
 			panic("simd: DotMany: dim must be positive")
@@ -43,7 +53,7 @@ func DotMany(rows, qs []float32, dim int, out []float32) {
 		return
 	}
 	if useAccel {
-		dotManyAccel(rows, qs, dim, n, m, out)
+		dotManyAccel(rows, qs, dim, n, m, out, next)
 		return
 	}
 	dotManyGeneric(rows, qs, dim, n, m, out)

@@ -402,21 +402,3 @@ loop18:
 	HSUM8STORE
 	VZEROUPPER
 	RET
-
-// func prefetchLines(p *float32, lines int)
-//
-// PREFETCHT2 for lines consecutive 64-byte cache lines from p.
-TEXT ·prefetchLines(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), SI
-	MOVQ lines+8(FP), CX
-	TESTQ CX, CX
-	JLE  pfdone
-
-pfloop:
-	PREFETCHT2 (SI)
-	ADDQ       $64, SI
-	DECQ       CX
-	JNZ        pfloop
-
-pfdone:
-	RET

@@ -2,6 +2,7 @@ package simd
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -36,6 +37,14 @@ func testDotMany(t *testing.T) {
 							if got := out.elements[j*n+i]; !closeDot(got, want, abs) {
 								t.Fatalf("%s: out[%d·%d+%d] = %v, want %v", what, j, n, i, got, want)
 							}
+						}
+					}
+					// Prefetching a next block changes nothing.
+					again := make([]float32, n*m)
+					DotManyPrefetch(rows.elements, qs.elements, dim, again, qs.elements)
+					for i := range again {
+						if math.Float32bits(again[i]) != math.Float32bits(out.elements[i]) {
+							t.Fatalf("%s: DotManyPrefetch out[%d] = %v, DotMany %v", what, i, again[i], out.elements[i])
 						}
 					}
 					rows.checkGuards(t, what+" rows")

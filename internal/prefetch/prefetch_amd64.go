@@ -5,7 +5,7 @@ package prefetch
 import "unsafe"
 
 // Lines issues PREFETCHT0 for n consecutive 64-byte cache lines starting at
-// p (n ≤ 8).
+// p.
 //
 //go:noescape
 func Lines(p unsafe.Pointer, n int)
