@@ -88,3 +88,40 @@ func ExampleCPU_TopK() {
 	// 12 0.090
 	// scored 2 superseded 1
 }
+
+// Two phrasings of a question rescored over the same candidates in one
+// batch: each gets its own ranking (the same masks, its own similarities),
+// from one pass over the candidates' vectors.
+func ExampleRescoreMany() {
+	open := temporal.Window{From: -temporal.Open, To: temporal.Open}
+	meta := func(id uint64, created float64) temporal.Candidate {
+		return temporal.Candidate{ID: id, Kind: temporal.Versioned, CreatedAt: created, Valid: open,
+			Recorded: open, HalfLife: 90, BaseConfidence: 0.9, ConfidenceFrom: created}
+	}
+	req := kernels.RescoreRequest{
+		Time:   temporal.At(0),
+		Params: temporal.Preset(temporal.MethodTidemark),
+		Candidates: []kernels.RescoreCandidate{
+			{Vector: []float32{1, 0, 0}, Meta: meta(1, -10)},
+			{Vector: []float32{0, 1, 0}, Meta: meta(2, -10)},
+			{Vector: []float32{0.7, 0.7, 0}, Meta: meta(3, -400)},
+		},
+		K: 2,
+	}
+	queries := [][]float32{{1, 0.1, 0}, {0.1, 1, 0}}
+	res, err := kernels.RescoreMany(context.Background(), &req, queries)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for j, r := range res {
+		fmt.Printf("query %d:", j)
+		for _, e := range r.Ranked {
+			fmt.Printf(" %d (sim %.2f)", e.ID, e.Signals.Sim)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// query 0: 1 (sim 1.00) 3 (sim 0.77)
+	// query 1: 2 (sim 1.00) 3 (sim 0.77)
+}

@@ -72,60 +72,205 @@ const MaxRescoreCandidates = 1 << 20
 // Milvus, pgvector, …) by tidemark's fused score and explains each result.
 // Every input is validated first; nothing is scored if any is bad.
 func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
-	n := len(req.Candidates)
-	if n > MaxRescoreCandidates {
-		return RescoreResult{}, fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, n, MaxRescoreCandidates)
-	}
-	if req.K < 0 {
-		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
-	}
-	// The scratch (a metadata-only batch: the similarities are computed
-	// here, and the per-candidate buffers) is pooled: a query in steady
-	// state allocates only its result.
 	sc := rescorePool.Get().(*rescoreScratch)
 	defer rescorePool.Put(sc)
+	if err := sc.prepare(req, false); err != nil {
+		return RescoreResult{}, err
+	}
+	n := len(req.Candidates)
+	sc.sims = slices.Grow(sc.sims[:0], n)[:n]
+	if sc.dim > 0 {
+		if len(req.Query) == 0 {
+			return RescoreResult{}, fmt.Errorf("%w: candidate %d has a vector but the request has no query", ErrInvalid, req.Candidates[sc.withVec[0]].Meta.ID)
+		}
+		if err := sc.queries([][]float32{req.Query}); err != nil {
+			return RescoreResult{}, err
+		}
+		sc.dot(1)
+		for k, i := range sc.withVec {
+			sc.sims[i] = float64(sc.dots[k])
+		}
+	}
+	for i := range req.Candidates {
+		if c := &req.Candidates[i]; c.Vector == nil {
+			sc.sims[i] = c.Sim
+		}
+	}
+	return sc.rank(ctx, req)
+}
+
+// MaxRescoreQueries bounds the queries of one RescoreMany, and
+// MaxRescoreSims the similarities it computes (queries × candidates).
+const (
+	MaxRescoreQueries = 1024
+	MaxRescoreSims    = 1 << 25
+)
+
+// RescoreMany is Rescore for many query vectors over the same candidates:
+// result j is what Rescore returns for queries[j] as req.Query. Every
+// candidate needs a vector (a precomputed similarity belongs to one
+// query), and req.Query must be empty. The candidates' vectors are
+// normalised and packed once and every query's similarities come from one
+// batched pass (simd.DotMany over cache-sized blocks of candidates), so a
+// batch costs far less than its queries one by one; the temporal signals
+// are then computed per query, with the explanation of each result.
+func RescoreMany(ctx context.Context, req *RescoreRequest, queries [][]float32) ([]RescoreResult, error) {
+	if len(req.Query) != 0 {
+		return nil, fmt.Errorf("%w: RescoreMany takes its queries apart from RescoreRequest.Query", ErrInvalid)
+	}
+	m, n := len(queries), len(req.Candidates)
+	if m > MaxRescoreQueries {
+		return nil, fmt.Errorf("%w: %d queries, at most %d", ErrInvalid, m, MaxRescoreQueries)
+	}
+	if m > 0 && n > MaxRescoreSims/m {
+		return nil, fmt.Errorf("%w: %d queries × %d candidates, at most %d similarities", ErrInvalid, m, n, MaxRescoreSims)
+	}
+	sc := rescorePool.Get().(*rescoreScratch)
+	defer rescorePool.Put(sc)
+	if err := sc.prepare(req, true); err != nil {
+		return nil, err
+	}
+	if m == 0 {
+		return nil, nil
+	}
+	if n > 0 {
+		if err := sc.queries(queries); err != nil {
+			return nil, err
+		}
+		sc.dot(m)
+	}
+	out := make([]RescoreResult, m)
+	sc.sims = slices.Grow(sc.sims[:0], n)[:n]
+	for j := range out {
+		for i, d := range sc.dots[j*n : (j+1)*n] {
+			sc.sims[i] = float64(d)
+		}
+		res, err := sc.rank(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = res
+	}
+	return out, nil
+}
+
+// rescoreScratch is the per-call memory of Rescore and RescoreMany,
+// reused through rescorePool: a metadata-only batch (the similarities are
+// computed apart), the candidates' normalised vectors packed row-major,
+// the queries', the similarities and the per-candidate buffers. A call in
+// steady state allocates only its result.
+type rescoreScratch struct {
+	b       Batch
+	dim     int   // the candidates' vector dimension; 0 when none has one
+	withVec []int // the candidates with a vector, in order
+	vecs    []float32
+	qn      []float32
+	dots    []float32 // query-major: len(withVec) per query
+	tile    []float32 // one block's similarities, query-major
+	sims    []float64
+	reasons []temporal.Reason
+	ranked  []Explained
+	removed []temporal.Removed
+}
+
+// prepare validates the request's size, k, time and candidates, fills the
+// metadata batch and packs the candidates' normalised vectors. allVectors
+// requires every candidate to have one.
+func (sc *rescoreScratch) prepare(req *RescoreRequest, allVectors bool) error {
+	n := len(req.Candidates)
+	if n > MaxRescoreCandidates {
+		return fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, n, MaxRescoreCandidates)
+	}
+	if req.K < 0 {
+		return fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
+	}
 	b := &sc.b
 	b.Reset()
-	sc.sims = slices.Grow(sc.sims[:0], n)[:n]
-	sims := sc.sims
-	var qn []float32
+	sc.dim, sc.withVec, sc.vecs = 0, sc.withVec[:0], sc.vecs[:0]
 	for i := range req.Candidates {
 		c := &req.Candidates[i]
 		switch {
 		case c.Vector != nil:
-			if qn == nil {
-				if len(req.Query) == 0 {
-					return RescoreResult{}, fmt.Errorf("%w: candidate %d has a vector but the request has no query", ErrInvalid, c.Meta.ID)
-				}
-				qn = make([]float32, len(req.Query))
-				if err := normalized(req.Query, qn, "query"); err != nil {
-					return RescoreResult{}, err
+			if sc.dim == 0 {
+				if sc.dim = len(c.Vector); sc.dim == 0 {
+					return fmt.Errorf("%w: candidate %d has an empty vector", ErrDimension, c.Meta.ID)
 				}
 			}
-			if len(c.Vector) != len(qn) {
-				return RescoreResult{}, fmt.Errorf("%w: candidate %d has dimension %d, the query %d", ErrDimension, c.Meta.ID, len(c.Vector), len(qn))
+			if len(c.Vector) != sc.dim {
+				return fmt.Errorf("%w: candidate %d has dimension %d, candidate %d %d", ErrDimension,
+					c.Meta.ID, len(c.Vector), req.Candidates[sc.withVec[0]].Meta.ID, sc.dim)
 			}
-			v := make([]float32, len(c.Vector))
-			if err := normalized(c.Vector, v, fmt.Sprintf("candidate %d", c.Meta.ID)); err != nil {
-				return RescoreResult{}, err
+			at := len(sc.vecs)
+			sc.vecs = slices.Grow(sc.vecs, sc.dim)[:at+sc.dim]
+			if err := normalized(c.Vector, sc.vecs[at:], fmt.Sprintf("candidate %d", c.Meta.ID)); err != nil {
+				return err
 			}
-			sims[i] = float64(simd.Dot(qn, v))
+			sc.withVec = append(sc.withVec, i)
+		case allVectors:
+			return fmt.Errorf("%w: candidate %d has no vector: every candidate of a batch needs one", ErrInvalid, c.Meta.ID)
 		case c.HasSim:
 			if math.IsNaN(c.Sim) || math.IsInf(c.Sim, 0) || c.Sim < -1.0001 || c.Sim > 1.0001 {
-				return RescoreResult{}, fmt.Errorf("%w: candidate %d: similarity %v is not a cosine", ErrNotFinite, c.Meta.ID, c.Sim)
+				return fmt.Errorf("%w: candidate %d: similarity %v is not a cosine", ErrNotFinite, c.Meta.ID, c.Sim)
 			}
-			sims[i] = c.Sim
 		default:
-			return RescoreResult{}, fmt.Errorf("%w: candidate %d has neither a vector nor a similarity", ErrInvalid, c.Meta.ID)
+			return fmt.Errorf("%w: candidate %d has neither a vector nor a similarity", ErrInvalid, c.Meta.ID)
 		}
 		if err := b.appendMeta(c.Meta, c.Group); err != nil {
-			return RescoreResult{}, err
+			return err
 		}
 	}
 	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
-	if err := checkTime(b, &q, &req.Params); err != nil {
-		return RescoreResult{}, err
+	return checkTime(b, &q, &req.Params)
+}
+
+// queries normalises the query vectors into sc.qn, checking each against
+// the candidates' dimension.
+func (sc *rescoreScratch) queries(qs [][]float32) error {
+	sc.qn = slices.Grow(sc.qn[:0], len(qs)*sc.dim)[:len(qs)*sc.dim]
+	for j, q := range qs {
+		what := "query"
+		if len(qs) > 1 {
+			what = fmt.Sprintf("query %d", j)
+		}
+		if len(q) != sc.dim {
+			return fmt.Errorf("%w: %s has dimension %d, the candidates %d", ErrDimension, what, len(q), sc.dim)
+		}
+		if err := normalized(q, sc.qn[j*sc.dim:(j+1)*sc.dim], what); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// dot computes the similarity of every packed candidate vector to each of
+// the m queries into sc.dots (query-major), block by block so that each
+// block stays in cache while every query reads it.
+func (sc *rescoreScratch) dot(m int) {
+	n, d := len(sc.withVec), sc.dim
+	sc.dots = slices.Grow(sc.dots[:0], m*n)[:m*n]
+	if m == 1 {
+		simd.DotBatch(sc.vecs, d, sc.qn, sc.dots)
+		return
+	}
+	step := max(3, blockBytes/(4*d)/3*3)
+	for lo := 0; lo < n; lo += step {
+		hi, next := min(n, lo+step), min(n, lo+2*step)
+		nb := hi - lo
+		sc.tile = slices.Grow(sc.tile[:0], m*nb)[:m*nb]
+		simd.DotManyPrefetch(sc.vecs[lo*d:hi*d], sc.qn, d, sc.tile, sc.vecs[hi*d:next*d])
+		for j := 0; j < m; j++ {
+			copy(sc.dots[j*n+lo:j*n+hi], sc.tile[j*nb:(j+1)*nb])
+		}
+	}
+}
+
+// rank masks and scores the candidates given their similarities (sc.sims)
+// and returns the ranking with its explanations.
+func (sc *rescoreScratch) rank(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
+	b := &sc.b
+	n := b.Len()
+	sims := sc.sims
+	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
 	e := newEpilogue(b, &q, &req.Params)
 	e.pool = true // an explanation shows the pool-normalised similarity too
 	var res RescoreResult
@@ -174,15 +319,6 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 	// The result is the caller's: copies, not the pooled buffers.
 	res.Ranked, res.Removed = slices.Clone(res.Ranked), slices.Clone(res.Removed)
 	return res, nil
-}
-
-// rescoreScratch is Rescore's per-call memory, reused through rescorePool.
-type rescoreScratch struct {
-	b       Batch
-	sims    []float64
-	reasons []temporal.Reason
-	ranked  []Explained
-	removed []temporal.Removed
 }
 
 var rescorePool = sync.Pool{New: func() any { return &rescoreScratch{b: Batch{Dim: 1}} }}

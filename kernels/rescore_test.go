@@ -3,6 +3,7 @@ package kernels
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -116,5 +117,97 @@ func TestRescoreRejectsBadInput(t *testing.T) {
 		if _, err := Rescore(context.Background(), &c.req); !errors.Is(err, c.want) {
 			t.Errorf("%s: err = %v, want %v", name, err, c.want)
 		}
+	}
+}
+
+// RescoreMany's result j equals Rescore's for query j: the same removals
+// and the same ranking, scores within the float32 rounding of the two dot
+// kernels (a swap is allowed only between scores that close).
+func TestRescoreManyMatchesRescore(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 1))
+	for _, dim := range []int{3, 17, 64, 768} {
+		for _, n := range []int{0, 1, 5, 200, 1000} {
+			qs := make([][]float32, 11)
+			for j := range qs {
+				qs[j] = randomVector(r, dim)
+			}
+			req := RescoreRequest{Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 7}
+			for i := 0; i < n; i++ {
+				v := randomVector(r, dim)
+				if i%3 == 0 { // near the first query, so that scores spread
+					for k := range v {
+						v[k] = qs[0][k] + 0.3*v[k]
+					}
+				}
+				req.Candidates = append(req.Candidates, RescoreCandidate{Vector: v, Meta: randomMeta(r, uint64(i))})
+			}
+			for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodArticle} {
+				req.Params = temporal.Preset(m)
+				many, err := RescoreMany(context.Background(), &req, qs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(many) != len(qs) {
+					t.Fatalf("%d results for %d queries", len(many), len(qs))
+				}
+				for j, q := range qs {
+					one := req
+					one.Query = q
+					want, err := Rescore(context.Background(), &one)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := many[j]
+					what := fmt.Sprintf("dim %d n %d %v query %d", dim, n, m, j)
+					if got.Stats != want.Stats || len(got.Ranked) != len(want.Ranked) || len(got.Removed) != len(want.Removed) {
+						t.Fatalf("%s: stats %+v (%d ranked), Rescore %+v (%d ranked)", what, got.Stats, len(got.Ranked), want.Stats, len(want.Ranked))
+					}
+					for i := range got.Removed {
+						if got.Removed[i] != want.Removed[i] {
+							t.Fatalf("%s: removed %d = %+v, Rescore %+v", what, i, got.Removed[i], want.Removed[i])
+						}
+					}
+					for i := range got.Ranked {
+						g, w := got.Ranked[i], want.Ranked[i]
+						// Rank by rank the scores agree; ids differ only
+						// where two candidates' scores are that close.
+						if math.Abs(g.Score-w.Score) > 1e-5 {
+							t.Fatalf("%s: rank %d = %d (%v), Rescore %d (%v)", what, i, g.ID, g.Score, w.ID, w.Score)
+						}
+						if math.Abs(g.Signals.Sim-w.Signals.Sim) > 1e-6 && g.ID == w.ID {
+							t.Fatalf("%s: rank %d sim %v, Rescore %v", what, i, g.Signals.Sim, w.Signals.Sim)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestRescoreManyRejectsBadInput(t *testing.T) {
+	meta := temporal.Candidate{ID: 1, Valid: temporal.Always, Recorded: temporal.Always}
+	p := temporal.Preset(temporal.MethodTidemark)
+	vec := []RescoreCandidate{{Vector: []float32{1, 0}, Meta: meta}}
+	for name, c := range map[string]struct {
+		req  RescoreRequest
+		qs   [][]float32
+		want error
+	}{
+		"a similarity":  {RescoreRequest{Params: p, Candidates: []RescoreCandidate{{Sim: 0.5, HasSim: true, Meta: meta}}}, [][]float32{{1, 0}}, ErrInvalid},
+		"Query set":     {RescoreRequest{Params: p, Query: []float32{1, 0}, Candidates: vec}, [][]float32{{1, 0}}, ErrInvalid},
+		"dimension":     {RescoreRequest{Params: p, Candidates: vec}, [][]float32{{1, 0}, {1, 0, 0}}, ErrDimension},
+		"NaN query":     {RescoreRequest{Params: p, Candidates: vec}, [][]float32{{float32(math.NaN()), 0}}, ErrNotFinite},
+		"zero query":    {RescoreRequest{Params: p, Candidates: vec}, [][]float32{{0, 0}}, ErrZeroVector},
+		"too many":      {RescoreRequest{Params: p, Candidates: vec}, make([][]float32, MaxRescoreQueries+1), ErrInvalid},
+		"empty vector":  {RescoreRequest{Params: p, Candidates: []RescoreCandidate{{Vector: []float32{}, Meta: meta}}}, [][]float32{{1}}, ErrDimension},
+		"negative k":    {RescoreRequest{Params: p, Candidates: vec, K: -1}, [][]float32{{1, 0}}, ErrInvalid},
+		"bad candidate": {RescoreRequest{Params: p, Candidates: []RescoreCandidate{{Vector: []float32{1, 0}, Meta: temporal.Candidate{ID: 2, Access: -1}}}}, [][]float32{{1, 0}}, ErrInvalid},
+	} {
+		if _, err := RescoreMany(context.Background(), &c.req, c.qs); !errors.Is(err, c.want) {
+			t.Errorf("%s: err = %v, want %v", name, err, c.want)
+		}
+	}
+	if res, err := RescoreMany(context.Background(), &RescoreRequest{Params: p, Candidates: vec}, nil); err != nil || res != nil {
+		t.Errorf("no queries: %v, %v", res, err)
 	}
 }
