@@ -98,6 +98,35 @@ func ExampleRescore() {
 	// removed promo HARD_EXPIRED_EVENT
 }
 
+// Two phrasings of one question rescored over a shortlist in one batch:
+// the expired promotion is removed for both, and each phrasing ranks the
+// rest by its own similarities.
+func ExampleRescoreMany() {
+	day := func(s string) time.Time { t, _ := time.Parse(time.DateOnly, s); return t }
+	res, err := tidemark.RescoreMany(context.Background(), &tidemark.RescoreRequest{
+		Now: day("2026-03-01"),
+		Candidates: []tidemark.RescoreCandidate{
+			{Memory: tidemark.Memory{ID: "promo", Kind: temporal.Event, Vector: []float32{1, 0, 0},
+				ValidFrom: day("2025-11-01"), ValidTo: day("2025-12-01")}},
+			{Memory: tidemark.Memory{ID: "pricing", Vector: []float32{0.9, 0.4, 0}, RecordedAt: day("2026-02-27")}},
+			{Memory: tidemark.Memory{ID: "refunds", Vector: []float32{0.2, 1, 0}, RecordedAt: day("2026-02-27")}},
+		},
+	}, [][]float32{{1, 0.2, 0}, {0.3, 1, 0}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for j, r := range res {
+		fmt.Printf("phrasing %d:", j)
+		for _, h := range r.Hits {
+			fmt.Printf(" %s (sim %.2f)", h.ID, h.Cosine)
+		}
+		fmt.Println(" removed:", r.Removed[0].ID)
+	}
+	// Output:
+	// phrasing 0: pricing (sim 0.98) refunds (sim 0.38) removed: promo
+	// phrasing 1: refunds (sim 1.00) pricing (sim 0.65) removed: promo
+}
+
 // History lists every version of a fact, oldest first, with the window
 // each was believed to hold.
 func ExampleCollection_History() {

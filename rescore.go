@@ -52,6 +52,57 @@ const MaxRescoreCandidates = kernels.MaxRescoreCandidates
 // Confidence mean what they mean in a search (see Hit). Every input is
 // validated first; nothing is scored if any is bad.
 func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
+	in, err := prepareRescore(req)
+	if err != nil {
+		return nil, err
+	}
+	rr, err := kernels.Rescore(ctx, in.kernelRequest(req.Vector))
+	if err != nil {
+		return nil, mapKernelErr(err)
+	}
+	return in.result(req, &rr), nil
+}
+
+// RescoreMany is Rescore for many query embeddings over the same
+// candidates, one result per vector, as if each were req.Vector (which
+// must be nil). Every candidate needs a vector. The candidates are
+// validated and packed once and every query's similarities come from one
+// batched pass (kernels.RescoreMany), so a batch costs far less than its
+// queries one by one: several phrasings of a question, or the questions
+// of many users against one shortlist.
+func RescoreMany(ctx context.Context, req *RescoreRequest, vectors [][]float32) ([]*SearchResult, error) {
+	if req != nil && req.Vector != nil {
+		return nil, fmt.Errorf("%w: RescoreMany takes its query vectors apart from RescoreRequest.Vector", ErrInvalid)
+	}
+	in, err := prepareRescore(req)
+	if err != nil {
+		return nil, err
+	}
+	rrs, err := kernels.RescoreMany(ctx, in.kernelRequest(nil), vectors)
+	if err != nil {
+		return nil, mapKernelErr(err)
+	}
+	out := make([]*SearchResult, len(rrs))
+	for j := range rrs {
+		out[j] = in.result(req, &rrs[j])
+	}
+	return out, nil
+}
+
+// rescoreInput is a validated RescoreRequest in the fused stage's terms.
+type rescoreInput struct {
+	cands  []kernels.RescoreCandidate
+	tq     temporal.Query
+	params temporal.Params
+	k      int
+}
+
+func (in *rescoreInput) kernelRequest(query []float32) *kernels.RescoreRequest {
+	return &kernels.RescoreRequest{Query: query, Candidates: in.cands, Time: in.tq, Params: in.params, K: in.k}
+}
+
+// prepareRescore validates req and converts its candidates and times.
+func prepareRescore(req *RescoreRequest) (*rescoreInput, error) {
 	if req == nil {
 		return nil, fmt.Errorf("%w: nil RescoreRequest", ErrInvalid)
 	}
@@ -126,10 +177,12 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 			Degree: float64(len(m.DependsOn))}
 		cands[i] = kernels.RescoreCandidate{Vector: m.Vector, Sim: rc.Sim, HasSim: rc.HasSim, Meta: c}
 	}
-	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Query: req.Vector, Candidates: cands, Time: tq, Params: params, K: req.K})
-	if err != nil {
-		return nil, mapKernelErr(err)
-	}
+	return &rescoreInput{cands: cands, tq: tq, params: params, k: req.K}, nil
+}
+
+// result turns the fused stage's ranking into a SearchResult.
+func (in *rescoreInput) result(req *RescoreRequest, rr *kernels.RescoreResult) *SearchResult {
+	cands, tq, params, n := in.cands, in.tq, in.params, len(in.cands)
 	res := &SearchResult{Plan: PlanExact, Candidates: n}
 	shown := params.Confidence.Reported()
 	for _, e := range rr.Ranked {
@@ -142,7 +195,7 @@ func Rescore(ctx context.Context, req *RescoreRequest) (*SearchResult, error) {
 	for _, r := range rr.Removed {
 		res.addRemoved(req.Candidates[r.ID].Memory.ID, r.Reason)
 	}
-	return res, nil
+	return res
 }
 
 // mapKernelErr puts a fused-stage error under this package's sentinels.
