@@ -19,7 +19,13 @@
 //
 // [CPU] runs on every machine: it splits the batch into chunks across cores
 // and computes dot products through package simd (AVX2+FMA when the CPU has
-// it, generic Go otherwise or under the noasm build tag). It is the only
+// it, generic Go otherwise or under the noasm build tag). Many queries
+// ([Backend.ScoreMany]) share the scan: each core takes a cache-sized block
+// of rows, computes its similarities to every query in one register-blocked
+// pass (simd.DotManyPrefetch, which also prefetches the next block), and
+// when the queries share one time context computes each row's temporal
+// signals once for all of them — lazily, only for rows whose similarity
+// bound could enter some query's top k. It is the only
 // production backend today; [Plain] is the naive baseline the benchmarks
 // compare it with. There is no GPU backend: a CUDA one
 // behind the same [Backend] interface is planned, not built. The shared
@@ -27,7 +33,9 @@
 //
 // # Rescoring
 //
-// [Rescore] is for candidates that came from another vector store: hand over
+// [Rescore] is for candidates that came from another vector store
+// ([RescoreMany]: many queries over the same candidates in one batched
+// pass): hand over
 // their vectors (or precomputed similarities) and metadata, get tidemark's
 // ranking with the per-signal explanation of each result and the reason code
 // of each removed candidate.

@@ -1,9 +1,11 @@
 // Package simd provides the float32 vector primitives tidemark's CPU paths
 // are built on: the dot product ([Dot]), the product of a row-major matrix
 // with a vector ([DotBatch], for scoring a batch of stored vectors against
-// a query), squared Euclidean norms ([SquaredNorm], [SquaredNorms]), the
-// update y += alpha*x ([Axpy], for centroids), in-place scaling ([Scale])
-// and normalization to unit length ([Normalize]).
+// a query), the product of a block of rows with many queries ([DotMany],
+// for scoring many queries in one pass), squared Euclidean norms
+// ([SquaredNorm], [SquaredNorms]), the update y += alpha*x ([Axpy], for
+// centroids), in-place scaling ([Scale]) and normalization to unit length
+// ([Normalize]).
 //
 // # Basics
 //
@@ -32,7 +34,12 @@
 // ("avx2+fma (vek)" or "generic") and [CPUFeatures] what the CPU offers.
 // The int8 kernels ([DotInt8], [DotInt8Rows]) are tidemark's own AVX2
 // assembly on the same path; [DotInt8Rows] uses AVX-512 VNNI (VPDPBUSD on
-// 256-bit registers) where the CPU has it, AVX-512's only kernel.
+// 256-bit registers) where the CPU has it. [DotMany] and
+// [DotManyPrefetch], every row of a block against many queries, are
+// register-blocked tiles in tidemark's own assembly: 512-bit AVX-512 tiles
+// where the CPU has AVX-512F and VL (a compute-bound product, where the
+// wider FMAs pay; a single-query scan is memory-bound and stays on AVX2),
+// 256-bit AVX2 tiles otherwise.
 //
 // Building with the noasm tag (go build -tags noasm) leaves out vek and
 // forces the portable kernels, which are also the reference the
