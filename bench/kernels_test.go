@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 )
@@ -30,12 +31,18 @@ func TestRunKernelsSmall(t *testing.T) {
 	if rep.CopyGBPerS <= 0 || rep.CopyGBPerSBest < rep.CopyGBPerS {
 		t.Errorf("copy bandwidth %v / %v", rep.CopyGBPerS, rep.CopyGBPerSBest)
 	}
-	if rep.Read.Median <= 0 || rep.Read.Best < rep.Read.Median || len(rep.FMA) == 0 || rep.PeakGFLOPS <= 0 {
+	// The peak is sampled before the rows and after each of the 2×2 sizes.
+	if rep.Read.Median <= 0 || rep.Read.Best < rep.Read.Median || len(rep.FMA) == 0 || rep.PeakGFLOPS <= 0 || rep.PeakSamples != 5 {
 		t.Errorf("read %+v, FMA %+v, peak %v", rep.Read, rep.FMA, rep.PeakGFLOPS)
 	}
 	for _, f := range rep.FMA {
 		if f.Best > rep.PeakGFLOPS {
 			t.Errorf("peak %v below the FMA rate %+v", rep.PeakGFLOPS, f)
+		}
+	}
+	for _, r := range rep.Rows {
+		if math.Abs(r.RatioToPeak-r.GFLOPS/rep.PeakGFLOPS) > 1e-12 {
+			t.Errorf("row %+v: ratio to peak not against the final peak %v", r, rep.PeakGFLOPS)
 		}
 	}
 	checkJSONRows(t, rep.WriteJSON, "n", "dim", "queries", "backend", "gb_per_s", "ratio_to_copy", "ratio_to_read", "gflops", "ratio_to_peak", "ratio_to_plain_go")
