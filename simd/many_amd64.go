@@ -66,40 +66,41 @@ func dotManyAccel(rows, qs []float32, dim, n, m int, out, next []float32) {
 	if use512 && n16 > 0 {
 		m8 = m &^ 7
 	}
-	m4 := m8 + (m-m8)&^3
-	if n8 == 0 {
-		m4 = m8
+	m4 := m8
+	if n8 > 0 {
+		m4 += (m - m8) &^ 3
 	}
 	var pf spread
-	pf.start(next, (m8/8+(m4-m8)/4)*((n+2)/3))
-	j := 0
-	for ; j < m8; j += 8 {
-		q := &qs[j*dim]
-		i := 0
-		for ; i+3 <= n; i += 3 {
-			dotTile3x8AVX512(&rows[i*dim], q, dim, n16, &out[j*n+i], n)
-			pf.step()
-		}
-		for ; i < n; i++ {
-			dotTile1x8AVX512(&rows[i*dim], q, dim, n16, &out[j*n+i], n)
-		}
-		addTail(rows, qs, dim, n, n16, j, j+8, out)
-	}
-	for ; j < m4; j += 4 {
-		q := &qs[j*dim]
-		i := 0
-		for ; i+3 <= n; i += 3 {
-			dotTile3x4(&rows[i*dim], q, dim, n8, &out[j*n+i], n)
-			pf.step()
-		}
-		for ; i < n; i++ {
-			dotTile1x4(&rows[i*dim], q, dim, n8, &out[j*n+i], n)
-		}
-		addTail(rows, qs, dim, n, n8, j, j+4, out)
-	}
+	pf.start(next, (m8/8+(m4-m8)/4)*(n/3))
+	j := tileGroups(rows, qs, dim, n, 0, m8, n16, 8, dotTile3x8AVX512, dotTile1x8AVX512, out, &pf)
+	j = tileGroups(rows, qs, dim, n, j, m4, n8, 4, dotTile3x4, dotTile1x4, out, &pf)
 	for ; j < m; j++ {
 		dotBatchAccel(rows, dim, qs[j*dim:(j+1)*dim], out[j*n:(j+1)*n])
 	}
+}
+
+// tileKernel is one of the tile kernels: three rows (or one) × a group of
+// queries over the first cols columns.
+type tileKernel func(rows, qs *float32, dim, cols int, out *float32, ldo int)
+
+// tileGroups runs the queries [j, to) in groups of width through the
+// kernels three and one (which cover the first cols columns), adds the
+// remaining columns, prefetches a step of pf after each 3-row tile, and
+// returns to.
+func tileGroups(rows, qs []float32, dim, n, j, to, cols, width int, three, one tileKernel, out []float32, pf *spread) int {
+	for ; j < to; j += width {
+		q := &qs[j*dim]
+		i := 0
+		for ; i+3 <= n; i += 3 {
+			three(&rows[i*dim], q, dim, cols, &out[j*n+i], n)
+			pf.step()
+		}
+		for ; i < n; i++ {
+			one(&rows[i*dim], q, dim, cols, &out[j*n+i], n)
+		}
+		addTail(rows, qs, dim, n, cols, j, j+width, out)
+	}
+	return to
 }
 
 // spread prefetches a buffer's cache lines a few per step, evenly over a
