@@ -202,8 +202,10 @@ func (sc *rescoreScratch) prepare(req *RescoreRequest, allVectors bool) error {
 			}
 			at := len(sc.vecs)
 			sc.vecs = slices.Grow(sc.vecs, sc.dim)[:at+sc.dim]
-			if err := normalized(c.Vector, sc.vecs[at:], fmt.Sprintf("candidate %d", c.Meta.ID)); err != nil {
-				return err
+			// The message is formatted only for a bad vector: a good one
+			// costs no allocation.
+			if p, _ := unitvec.Normalize(c.Vector, sc.vecs[at:]); p != unitvec.OK {
+				return normalized(c.Vector, sc.vecs[at:], fmt.Sprintf("candidate %d", c.Meta.ID))
 			}
 			sc.withVec = append(sc.withVec, i)
 		case allVectors:

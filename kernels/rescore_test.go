@@ -211,3 +211,32 @@ func TestRescoreManyRejectsBadInput(t *testing.T) {
 		t.Errorf("no queries: %v, %v", res, err)
 	}
 }
+
+// Rescore and RescoreMany allocate per call (their results), not per
+// candidate: a pool ten times larger allocates no more.
+func TestRescoreAllocatesPerCallNotPerCandidate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	r := rand.New(rand.NewPCG(24, 1))
+	allocs := func(n int) (one, many float64) {
+		req := RescoreRequest{Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 5}
+		for i := 0; i < n; i++ {
+			req.Candidates = append(req.Candidates, RescoreCandidate{Vector: randomVector(r, 32), Meta: randomMeta(r, uint64(i))})
+		}
+		qs := [][]float32{randomVector(r, 32), randomVector(r, 32)}
+		single := req
+		single.Query = qs[0]
+		ctx := context.Background()
+		Rescore(ctx, &single) // warm the pool
+		RescoreMany(ctx, &req, qs)
+		one = testing.AllocsPerRun(10, func() { Rescore(ctx, &single) })
+		many = testing.AllocsPerRun(10, func() { RescoreMany(ctx, &req, qs) })
+		return one, many
+	}
+	one100, many100 := allocs(100)
+	one1000, many1000 := allocs(1000)
+	if one1000 > one100+2 || many1000 > many100+2 {
+		t.Errorf("allocations grow with the candidates: Rescore %v → %v, RescoreMany %v → %v (100 → 1000)", one100, one1000, many100, many1000)
+	}
+}
