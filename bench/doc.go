@@ -11,6 +11,11 @@
 //
 // # Data
 //
+// The fused-stage workload (RunKernels) scans every row, so its cost does
+// not depend on the vectors' values: it uses random unit vectors with
+// varied metadata, and divides by the machine's limits measured in the
+// same process (copy and read bandwidth, the FMA peak of internal/peak).
+//
 // The engine, service, scale and consolidation workloads (RunEngine,
 // RunServe, RunScale, RunConsolidate) take their vectors from a
 // [VectorSet], named by the --data flag
