@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sync"
 
@@ -34,7 +35,7 @@ const blockBytes = 256 << 10
 
 // CPU is the fused stage on the CPU: chunks of rows spread over a fixed set
 // of worker goroutines, dot products through package simd (one query:
-// simd.DotBatch per chunk; many: simd.DotMany per block of rows, every
+// simd.DotBatch per chunk; many: simd.DotRows per block of rows, every
 // query over the block while it is in cache), the temporal epilogue in
 // float64. It is safe for concurrent use. Its workers live until Close.
 type CPU struct {
@@ -96,7 +97,12 @@ type scratch struct {
 	// the block for many.
 	step int
 	qn   []float32 // normalised query vectors, query-major
-	epi  []epilogue
+	// panels packs qn for simd.DotRows when there are many queries; ld is
+	// the stride between two rows' similarities in a worker's sims (1 for
+	// one query, panels.Stride() for many).
+	panels simd.Panels
+	ld     int
+	epi    []epilogue
 	// phase selects what run does; pool is true when scores need pool
 	// statistics, so that pass one stores similarities and reasons and pass
 	// two scores them.
@@ -117,7 +123,7 @@ type scratch struct {
 
 type workerState struct {
 	// sims holds the similarities of the current chunk or block:
-	// query-major, step entries per query.
+	// row-major, ld entries per row (query j of row r at r·ld + j).
 	sims []float32
 	// live lists the rows of the current block (offsets in it) that
 	// survive every query-independent mask, when queries share a time
@@ -129,9 +135,13 @@ type workerState struct {
 	a, c, ag, cg []float64
 	event        []bool
 	fast         []float64 // c, or +Inf for an event row: a·sim + fast bounds the score
-	pending      []bool    // the row's a, c, … are not computed yet
-	heaps        []topk
-	stats        []Stats
+	// a and fast in float32 for simd.AboveLines, each query's lowered
+	// threshold, and the masks of the pairs that pass.
+	a32, c32, thr32 []float32
+	masks           []uint16
+	pending         []bool // the row's a, c, … are not computed yet
+	heaps           []topk
+	stats           []Stats
 	// pool statistics per query over this worker's kept rows
 	minSim, maxSim, minAge, maxAge []float64
 	err                            error
@@ -156,19 +166,24 @@ func (c *CPU) get(b *Batch, p *temporal.Params, nq int, pool bool) *scratch {
 		s.rsn = grow(s.rsn, nq*b.Len())
 	}
 	chunk := c.chunk
+	s.ld = 1
 	if nq > 1 {
+		s.ld = (nq + simd.PanelWidth - 1) / simd.PanelWidth * simd.PanelWidth
 		chunk = c.block
 		if chunk == 0 {
-			chunk = max(3, blockBytes/(4*b.Dim)/3*3)
+			// Whole strips of simd.DotRows' six-row tiles.
+			chunk = max(6, blockBytes/(4*b.Dim)/6*6)
 		}
 	}
 	s.step = chunk
 	for w := range s.ws {
 		ws := &s.ws[w]
-		ws.sims = grow(ws.sims, chunk*nq)
+		ws.sims = grow(ws.sims, chunk*s.ld)
 		ws.live = grow(ws.live, chunk)
 		ws.a, ws.c, ws.ag, ws.cg = grow(ws.a, chunk), grow(ws.c, chunk), grow(ws.ag, chunk), grow(ws.cg, chunk)
 		ws.event, ws.fast, ws.pending = grow(ws.event, chunk), grow(ws.fast, chunk), grow(ws.pending, chunk)
+		ws.a32, ws.c32, ws.thr32 = grow(ws.a32, chunk), grow(ws.c32, chunk), grow(ws.thr32, s.ld)
+		ws.masks = grow(ws.masks, chunk*s.ld/simd.PanelWidth)
 		ws.heaps = grow(ws.heaps, nq)
 		ws.stats = grow(ws.stats, nq)
 		ws.minSim, ws.maxSim = grow(ws.minSim, nq), grow(ws.maxSim, nq)
@@ -228,8 +243,8 @@ func (s *scratch) run(w, lo, hi int) {
 // work processes rows [lo, hi) in chunks (one query) or blocks (many),
 // checking the context between them. The similarities of a chunk or block
 // to every query are computed first — the only pass over its vectors, one
-// simd.DotMany for many queries — then each query's epilogue runs over
-// them.
+// simd.DotRows over the packed queries for many — then the epilogue runs
+// over them.
 func (s *scratch) work(w, lo, hi int) {
 	ws := &s.ws[w]
 	b, d := s.b, s.b.Dim
@@ -247,7 +262,7 @@ func (s *scratch) work(w, lo, hi int) {
 			continue
 		}
 		rows := b.Vectors[start*d : end*d]
-		sims := ws.sims[:s.nq*nb]
+		sims := ws.sims[:nb*s.ld]
 		if s.nq == 1 {
 			simd.DotBatch(rows, d, s.qn[:d], sims)
 		} else {
@@ -258,27 +273,27 @@ func (s *scratch) work(w, lo, hi int) {
 			if nextEnd > end {
 				b.prefetchColumns(end, nextEnd)
 			}
-			simd.DotManyPrefetch(rows, s.qn[:s.nq*d], d, sims, b.Vectors[end*d:nextEnd*d])
+			simd.DotRows(rows, &s.panels, sims, b.Vectors[end*d:nextEnd*d])
 		}
 		if s.shared && s.phase == phaseFused {
 			s.sharedBlock(ws, start, end, sims)
 			continue
 		}
 		for j := 0; j < s.nq; j++ {
-			s.maskAndScore(ws, j, start, end, sims[j*nb:(j+1)*nb])
+			s.maskAndScore(ws, j, start, end, sims[j:])
 		}
 	}
 }
 
 // maskAndScore masks rows [lo, hi) for query j given their similarities
-// and, in the fused phase, scores them; in pool phase one it stores the
-// similarity and reason.
+// (row r's at sims[r·ld]) and, in the fused phase, scores them; in pool
+// phase one it stores the similarity and reason.
 func (s *scratch) maskAndScore(ws *workerState, j, lo, hi int, sims []float32) {
 	b := s.b
 	e := &s.epi[j]
 	st := &ws.stats[j]
 	for r, i := 0, lo; i < hi; r, i = r+1, i+1 {
-		sim := float64(sims[r])
+		sim := float64(sims[r*s.ld])
 		reason := e.premask(i)
 		if reason == temporal.ReasonNone {
 			reason = e.postmask(i, sim)
@@ -289,7 +304,7 @@ func (s *scratch) maskAndScore(ws *workerState, j, lo, hi int, sims []float32) {
 			st.Scored++
 		}
 		if s.phase == phasePool1 {
-			s.sims[j*b.Len()+i] = sims[r]
+			s.sims[j*b.Len()+i] = sims[r*s.ld]
 			s.rsn[j*b.Len()+i] = reason
 			if reason == temporal.ReasonNone {
 				age := e.age(i)
@@ -310,7 +325,7 @@ func (s *scratch) maskAndScore(ws *workerState, j, lo, hi int, sims []float32) {
 // sim·T — so a row's score is a·sim + c, with a second pair for an open
 // event whose similarity falls under the event gate; each query then costs
 // a multiply-add per surviving row on top of its similarities (sims,
-// query-major, hi − lo per query).
+// row-major, ld per row).
 func (s *scratch) sharedBlock(ws *workerState, lo, hi int, sims []float32) {
 	e0 := &s.epi[0]
 	p := s.p
@@ -349,47 +364,96 @@ func (s *scratch) sharedBlock(ws *workerState, lo, hi int, sims []float32) {
 		}
 		live = append(live, int32(r))
 	}
-	b, nb := s.b, hi-lo
+	b, nb, ld, np := s.b, hi-lo, s.ld, s.ld/simd.PanelWidth
 	a, c, fast, pending := ws.a[:nb], ws.c[:nb], ws.fast[:nb], ws.pending[:nb]
-	for j := 0; j < s.nq; j++ {
-		h := &ws.heaps[j]
-		if h.k == 0 {
-			continue
-		}
-		thr := h.threshold()
-		boundOK := !gated || thr > 0
-		qs := sims[j*nb : (j+1)*nb]
-		for _, r := range live {
-			sim := float64(qs[r])
-			// fast[r] is c[r], +Inf for a row whose score the event
-			// gate may change, or the bound's line for a pending row:
-			// a·sim + fast[r] bounds the score, and most rows stop here.
-			if a[r]*sim+fast[r] < thr && (boundOK || !pending[r]) {
-				continue
-			}
-			if pending[r] {
-				s.rowLinear(ws, int(r), lo+int(r))
-				pending[r] = false
-				if a[r]*sim+fast[r] < thr {
-					continue
-				}
-			}
-			if p.MinSim > 0 && sim < p.MinSim {
-				continue // ScoreMany reports no Stats: nothing to count
-			}
-			score := a[r]*sim + c[r]
-			if ws.event[r] && sim < p.EventFloor {
-				score = ws.ag[r]*sim + ws.cg[r]
-			}
-			if score < thr {
-				continue
-			}
-			i := lo + int(r)
-			h.push(Hit{Index: i, ID: b.ID[i], Score: score, Sim: sim})
-			thr = h.threshold()
-			boundOK = !gated || thr > 0
+	// The filter: every row's line a·sim + fast in float32 against every
+	// query's threshold, sixteen queries per vector comparison
+	// (simd.AboveLines); rows masked above never pass (a 0, fast −Inf).
+	// Unit vectors bound |sim| by 1, so float32 rounding of the line and
+	// its inputs stays within 1e-5·(1 + |a| + |fast| + |thr|): each
+	// threshold is lowered by that, and every pair that passes is checked
+	// exactly below. A query whose bound may not prune a pending row
+	// (gated, threshold ≤ 0) takes every row; its padding lanes none.
+	a32, c32, thr32 := ws.a32[:nb], ws.c32[:nb], ws.thr32[:ld]
+	for r := range a32 {
+		a32[r], c32[r] = 0, float32(math.Inf(-1))
+	}
+	size := 0.0
+	for _, r := range live {
+		a32[r], c32[r] = float32(a[r]), float32(fast[r])
+		if !math.IsInf(fast[r], 0) {
+			size = math.Max(size, math.Abs(a[r])+math.Abs(fast[r]))
 		}
 	}
+	for j := range thr32 {
+		thr32[j] = float32(math.Inf(1))
+		if j >= s.nq || ws.heaps[j].k == 0 {
+			continue
+		}
+		thr := ws.heaps[j].threshold()
+		if gated && thr <= 0 || math.IsInf(thr, -1) || unfiltered {
+			thr32[j] = float32(math.Inf(-1))
+			continue
+		}
+		thr32[j] = below(thr - 1e-5*(1+size+math.Abs(thr)))
+	}
+	masks := ws.masks[:nb*np]
+	simd.AboveLines(sims, ld, a32, c32, thr32, masks)
+	for _, r := range live {
+		for pi, m := range masks[int(r)*np : int(r+1)*np] {
+			for ; m != 0; m &= m - 1 {
+				j := pi*simd.PanelWidth + bits.TrailingZeros16(m)
+				if j >= s.nq {
+					break
+				}
+				h := &ws.heaps[j]
+				if h.k == 0 {
+					continue
+				}
+				thr := h.threshold()
+				boundOK := !gated || thr > 0
+				sim := float64(sims[int(r)*ld+j])
+				// fast[r] is c[r], +Inf for a row whose score the event
+				// gate may change, or the bound's line for a pending row:
+				// a·sim + fast[r] bounds the score.
+				if a[r]*sim+fast[r] < thr && (boundOK || !pending[r]) {
+					continue
+				}
+				if pending[r] {
+					s.rowLinear(ws, int(r), lo+int(r))
+					pending[r] = false
+					if a[r]*sim+fast[r] < thr {
+						continue
+					}
+				}
+				if p.MinSim > 0 && sim < p.MinSim {
+					continue // ScoreMany reports no Stats: nothing to count
+				}
+				score := a[r]*sim + c[r]
+				if ws.event[r] && sim < p.EventFloor {
+					score = ws.ag[r]*sim + ws.cg[r]
+				}
+				if score < thr {
+					continue
+				}
+				i := lo + int(r)
+				h.push(Hit{Index: i, ID: b.ID[i], Score: score, Sim: sim})
+			}
+		}
+	}
+}
+
+// unfiltered lets every pair through sharedBlock's filter to the exact
+// check: tests compare the filtered results with these.
+var unfiltered = false
+
+// below returns the largest float32 not above x.
+func below(x float64) float32 {
+	f := float32(x)
+	if float64(f) > x {
+		f = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	return f
 }
 
 // rowLinear computes row i's (block offset r) query-independent signals
@@ -519,6 +583,9 @@ func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *te
 		for w := range s.ws {
 			s.ws[w].heaps[j].reset(k)
 		}
+	}
+	if nq > 1 {
+		s.panels.Pack(s.qn[:nq*b.Dim], b.Dim)
 	}
 	s.shared = len(qs) > 1 && !pool
 	for j := 1; j < len(qs) && s.shared; j++ {

@@ -22,10 +22,13 @@
 // it, generic Go otherwise or under the noasm build tag). Many queries
 // ([Backend.ScoreMany]) share the scan: each core takes a cache-sized block
 // of rows, computes its similarities to every query in one register-blocked
-// pass (simd.DotManyPrefetch, which also prefetches the next block), and
-// when the queries share one time context computes each row's temporal
-// signals once for all of them — lazily, only for rows whose similarity
-// bound could enter some query's top k. It is the only
+// pass (simd.DotRows over the queries packed once per call, which also
+// prefetches the next block), and when the queries share one time context
+// computes each row's temporal signals once for all of them — lazily, only
+// for rows whose similarity bound could enter some query's top k — and
+// finds the few (row, query) pairs that can enter a top k with one
+// float32 comparison per sixteen queries (simd.AboveLines), checking those
+// exactly. It is the only
 // production backend today; [Plain] is the naive baseline the benchmarks
 // compare it with. There is no GPU backend: a CUDA one
 // behind the same [Backend] interface is planned, not built. The shared

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -774,4 +776,74 @@ func TestStaticConfidenceHeldOnEveryBackend(t *testing.T) {
 			}
 		}
 	})
+}
+
+// The shared path's float32 filter loses no pair the exact check keeps:
+// on rows that are near-copies of each other with one of three sets of
+// metadata (so scores within a set lie a few float32 ulps apart and the
+// thresholds fall between them), ScoreMany returns exactly the hits it
+// returns with every pair sent to the exact check, for every combination
+// of the shared path and under the event gate. (A filter that compares
+// with the threshold raised by 3e-7, a few float32 ulps, fails it.)
+func TestScoreManyFilterLosesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, dim := range []int{16, 384} {
+		q0 := testQuery(r, dim, 1)
+		base := randomVector(r, dim)
+		b, err := NewBatch(dim, 3000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sets [3]temporal.Candidate
+		for i := range sets {
+			for sets[i].Status != temporal.Active {
+				sets[i] = randomMeta(r, 0)
+			}
+		}
+		for i := 0; i < 3000; i++ {
+			v := slices.Clone(base)
+			for c := range v {
+				v[c] += 3e-5 * float32(r.NormFloat64())
+			}
+			meta := sets[i%3]
+			meta.ID = uint64(i)
+			if err := b.Append(v, meta, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		qs := make([]Query, 40)
+		for j := range qs {
+			v := slices.Clone(base)
+			for c := range v {
+				v[c] += 1e-3 * float32(r.NormFloat64())
+			}
+			qs[j] = Query{Vector: v, Time: q0.Time, GroupLambda: q0.GroupLambda}
+		}
+		for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodSmartVector, temporal.MethodVDD, temporal.MethodConfidence} {
+			for _, events := range []bool{false, true} {
+				p := temporal.Preset(m)
+				if p.Pooled() {
+					continue
+				}
+				if events {
+					p.EventBoost, p.EventFloor, p.EventGateFactor = 1.3, 0.1, 0.4
+				}
+				cpu := NewCPU(&CPUOptions{Workers: 2})
+				got, err := cpu.ScoreMany(context.Background(), b, qs, &p, 7, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				unfiltered = true
+				want, err := cpu.ScoreMany(context.Background(), b, qs, &p, 7, nil)
+				unfiltered = false
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("dim %d %v events %v: filtered\n%v\nunfiltered\n%v", dim, m, events, got, want)
+				}
+				cpu.Close()
+			}
+		}
+	}
 }

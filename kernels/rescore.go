@@ -111,7 +111,7 @@ const (
 // candidate needs a vector (a precomputed similarity belongs to one
 // query), and req.Query must be empty. The candidates' vectors are
 // normalised and packed once and every query's similarities come from one
-// batched pass (simd.DotMany over cache-sized blocks of candidates), so a
+// batched pass (simd.DotRows over cache-sized blocks of candidates), so a
 // batch costs far less than its queries one by one; the temporal signals
 // are then computed per query, with the explanation of each result.
 func RescoreMany(ctx context.Context, req *RescoreRequest, queries [][]float32) ([]RescoreResult, error) {
@@ -166,7 +166,8 @@ type rescoreScratch struct {
 	vecs    []float32
 	qn      []float32
 	dots    []float32 // query-major: len(withVec) per query
-	tile    []float32 // one block's similarities, query-major
+	tile    []float32 // one block's similarities, row-major (simd.DotRows)
+	panels  simd.Panels
 	sims    []float64
 	reasons []temporal.Reason
 	ranked  []Explained
@@ -254,14 +255,18 @@ func (sc *rescoreScratch) dot(m int) {
 		simd.DotBatch(sc.vecs, d, sc.qn, sc.dots)
 		return
 	}
-	step := max(3, blockBytes/(4*d)/3*3)
+	sc.panels.Pack(sc.qn, d)
+	ld := sc.panels.Stride()
+	step := max(6, blockBytes/(4*d)/6*6)
 	for lo := 0; lo < n; lo += step {
 		hi, next := min(n, lo+step), min(n, lo+2*step)
 		nb := hi - lo
-		sc.tile = slices.Grow(sc.tile[:0], m*nb)[:m*nb]
-		simd.DotManyPrefetch(sc.vecs[lo*d:hi*d], sc.qn, d, sc.tile, sc.vecs[hi*d:next*d])
-		for j := 0; j < m; j++ {
-			copy(sc.dots[j*n+lo:j*n+hi], sc.tile[j*nb:(j+1)*nb])
+		sc.tile = slices.Grow(sc.tile[:0], nb*ld)[:nb*ld]
+		simd.DotRows(sc.vecs[lo*d:hi*d], &sc.panels, sc.tile, sc.vecs[hi*d:next*d])
+		for r := 0; r < nb; r++ {
+			for j, v := range sc.tile[r*ld : r*ld+m] {
+				sc.dots[j*n+lo+r] = v
+			}
 		}
 	}
 }

@@ -34,6 +34,10 @@ func dotInt8RowsAccel(q, rows []int8, ids []uint32, out []int32) {
 
 func quantizeInt8Accel(v []float32, dst []int8) float32 { return quantizeInt8Generic(v, dst) }
 
-func dotManyAccel(rows, qs []float32, dim, n, m int, out, _ []float32) {
-	dotManyGeneric(rows, qs, dim, n, m, out)
+func dotRowsAccel(rows, panels []float32, dim, n, np int, out []float32, ld int, _ []float32) {
+	dotRowsGeneric(rows, panels, dim, n, np, out, ld)
+}
+
+func aboveLinesAccel(sims []float32, ld int, a, c, thr []float32, masks []uint16) {
+	aboveLinesGeneric(sims, ld, a, c, thr, masks)
 }

@@ -1,8 +1,10 @@
 // Package simd provides the float32 vector primitives tidemark's CPU paths
 // are built on: the dot product ([Dot]), the product of a row-major matrix
 // with a vector ([DotBatch], for scoring a batch of stored vectors against
-// a query), the product of a block of rows with many queries ([DotMany],
-// for scoring many queries in one pass), squared Euclidean norms
+// a query), the product of a block of rows with many queries packed once
+// ([Panels], [DotRows], for scoring many queries in one pass) and the
+// filter of its results against per-query thresholds ([AboveLines]),
+// squared Euclidean norms
 // ([SquaredNorm], [SquaredNorms]), the update y += alpha*x ([Axpy], for
 // centroids), in-place scaling ([Scale]) and normalization to unit length
 // ([Normalize]).
@@ -34,12 +36,13 @@
 // ("avx2+fma (vek)" or "generic") and [CPUFeatures] what the CPU offers.
 // The int8 kernels ([DotInt8], [DotInt8Rows]) are tidemark's own AVX2
 // assembly on the same path; [DotInt8Rows] uses AVX-512 VNNI (VPDPBUSD on
-// 256-bit registers) where the CPU has it. [DotMany] and
-// [DotManyPrefetch], every row of a block against many queries, are
-// register-blocked tiles in tidemark's own assembly: 512-bit AVX-512 tiles
-// where the CPU has AVX-512F and VL (a compute-bound product, where the
-// wider FMAs pay; a single-query scan is memory-bound and stays on AVX2),
-// 256-bit AVX2 tiles otherwise.
+// 256-bit registers) where the CPU has it. [DotRows], every row of a
+// block against many packed queries, is register-blocked tiles in
+// tidemark's own assembly (written by gen_panels.go): 6 rows × 64 queries
+// on 512-bit registers where the CPU has AVX-512F (a compute-bound
+// product, where the wider FMAs pay; a single-query scan is memory-bound
+// and stays on AVX2), 6 × 16 on 256-bit AVX2 registers otherwise; and
+// [AboveLines] compares sixteen queries per instruction the same way.
 //
 // Building with the noasm tag (go build -tags noasm) leaves out vek and
 // forces the portable kernels, which are also the reference the

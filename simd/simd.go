@@ -37,7 +37,7 @@ func Path() string {
 type Features struct {
 	AVX2    bool // AVX and AVX2
 	FMA     bool // FMA3
-	AVX512F bool // AVX-512 Foundation (DotMany's 512-bit tiles also need VL)
+	AVX512F bool // AVX-512 Foundation (DotRows' 512-bit tiles and AboveLines)
 }
 
 // String lists the features present, e.g. "avx2 fma avx512f", or "none".

@@ -153,33 +153,3 @@ func BenchmarkDotInt8(b *testing.B) {
 		_ = s
 	})
 }
-
-// BenchmarkDotMany scores a cache-resident block of rows (the size package
-// kernels uses) against many queries, with DotMany and with one DotBatch
-// per query; GFLOP/s counts 2·rows·queries·dim per call.
-func BenchmarkDotMany(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 4))
-	const dim, n = 768, 126
-	rows := randomVector(r, n*dim)
-	forEachImplementationB(b, func(b *testing.B) {
-		for _, m := range []int{4, 16, 64} {
-			qs := randomVector(r, m*dim)
-			out := make([]float32, n*m)
-			flops := 2 * float64(n*m*dim)
-			b.Run(fmt.Sprintf("queries=%d/DotMany", m), func(b *testing.B) {
-				for b.Loop() {
-					DotMany(rows, qs, dim, out)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-			b.Run(fmt.Sprintf("queries=%d/DotBatch", m), func(b *testing.B) {
-				for b.Loop() {
-					for j := 0; j < m; j++ {
-						DotBatch(rows, dim, qs[j*dim:(j+1)*dim], out[j*n:(j+1)*n])
-					}
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
-		}
-	})
-}

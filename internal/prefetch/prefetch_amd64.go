@@ -16,10 +16,3 @@ func Lines(p unsafe.Pointer, n int)
 //
 //go:noescape
 func Rows(base unsafe.Pointer, stride uintptr, ids []uint32, lines int)
-
-// Far is Lines with PREFETCHT2: a hint for data needed later than the next
-// few hundred cycles, kept out of the L1 cache where the hardware honours
-// the distinction.
-//
-//go:noescape
-func Far(p unsafe.Pointer, n int)

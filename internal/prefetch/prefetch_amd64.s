@@ -44,16 +44,3 @@ next:
 done:
 	RET
 
-// func Far(p unsafe.Pointer, n int)
-TEXT ·Far(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ n+8(FP), CX
-farloop:
-	TESTQ CX, CX
-	JLE   fardone
-	PREFETCHT2 (AX)
-	ADDQ  $64, AX
-	DECQ  CX
-	JMP   farloop
-fardone:
-	RET

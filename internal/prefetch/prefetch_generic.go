@@ -10,6 +10,3 @@ func Lines(p unsafe.Pointer, n int) {}
 
 // Rows is a no-op on this platform or under the noasm tag.
 func Rows(base unsafe.Pointer, stride uintptr, ids []uint32, lines int) {}
-
-// Far is a no-op on this platform or under the noasm tag.
-func Far(p unsafe.Pointer, n int) {}
