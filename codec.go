@@ -1069,6 +1069,7 @@ func (l *ledger) decodeDrift(fr *wire.Reader) {
 		for _, b := range l.rows.at(j).beliefs {
 			l.batch.Group[b] = k
 		}
+		l.batch.Changed(l.rows.at(j).beliefs...)
 	}
 	dim, opts := l.opts.Dim, driftOpts.WithDefaults()
 	capn := opts.RecentWindow + opts.ArchiveWindow

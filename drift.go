@@ -144,6 +144,7 @@ func (l *ledger) observeDrift(j int) {
 	for _, b := range r.beliefs {
 		l.batch.Group[b] = idx
 	}
+	l.batch.Changed(r.beliefs...)
 	l.lambdas.Store(nil)
 }
 

@@ -3,6 +3,7 @@ module github.com/tidemark/tidemark
 go 1.26
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/getkin/kin-openapi v0.131.0
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/prometheus/client_golang v1.22.0

@@ -281,6 +281,7 @@ func (l *ledger) merge(m, into int, tx float64) {
 	cur := &r.states[len(r.states)-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
 	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
+	l.batch.Changed(r.beliefs[len(r.beliefs)-1])
 	r.visible, r.superseded, r.supersededBy, r.status = false, true, into, temporal.Archived
 	l.visible--
 	s.lists().supersedes = append(s.lists().supersedes, m)

@@ -298,6 +298,7 @@ func (l *ledger) withdraw(k int, tx float64, by string, restore bool) (restored 
 	if cur := &r.states[last]; cur.recorded.To > tx {
 		cur.recorded.To = max(tx, cur.recorded.From)
 		l.batch.RetiredAt[r.beliefs[last]] = l.day32(cur.recorded.To)
+		l.batch.Changed(r.beliefs[last])
 	}
 	if r.visible {
 		r.visible = false
@@ -375,10 +376,12 @@ func (l *ledger) unchain(chain []int, k int, tx float64, restore bool) ([]int, i
 		// Closed in this transaction: there is no belief to retire.
 		p.states[last].valid.To = to
 		l.batch.ValidTo[b] = l.day32(to)
+		l.batch.Changed(b)
 	default:
 		if cur.recorded.To > tx {
 			p.states[last].recorded.To = tx
 			l.batch.RetiredAt[b] = l.day32(tx)
+			l.batch.Changed(b)
 		}
 		p.states = append(p.states, state{valid: temporal.Window{From: cur.valid.From, To: to},
 			recorded: temporal.Window{From: tx, To: temporal.Open}})
@@ -447,6 +450,7 @@ func (l *ledger) erase(k int) {
 		r.states[i].recorded = temporal.Window{}
 		b := r.beliefs[i]
 		l.batch.RecordedAt[b], l.batch.RetiredAt[b] = l.day32(0), l.day32(0)
+		l.batch.Changed(b)
 	}
 	for j := range l.rows.len() {
 		if o := l.rows.at(j); o.mem.KeyFrom == r.mem.ID && o.mem.keyFromObject != "" {
@@ -473,6 +477,7 @@ func (c *Collection) eraseVectors(k int) {
 	for _, b := range c.rows.at(k).beliefs {
 		clear(c.batch.Vectors[b*d : (b+1)*d])
 	}
+	c.batch.Changed(c.rows.at(k).beliefs...)
 }
 
 // scrubDrift replaces row k's observation in its drift group's window,

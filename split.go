@@ -395,6 +395,7 @@ func (l *ledger) splitOff(j int, sibs []int, ids []string, tx float64, seq uint6
 	cur := &r.states[len(r.states)-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
 	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
+	l.batch.Changed(r.beliefs[len(r.beliefs)-1])
 	if r.visible {
 		l.visible--
 	}

@@ -438,6 +438,7 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 		for i := range n.states {
 			n.states[i].valid.From = n.effFrom
 			l.batch.ValidFrom[n.beliefs[i]] = l.day32(n.effFrom)
+			l.batch.Changed(n.beliefs[i])
 		}
 	}
 	cur := &o.states[len(o.states)-1]
@@ -448,10 +449,12 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 	if n.rec <= cur.recorded.From {
 		cur.valid.To = n.effFrom
 		l.batch.ValidTo[b] = l.day32(n.effFrom)
+		l.batch.Changed(b)
 		return
 	}
 	cur.recorded.To = n.rec
 	l.batch.RetiredAt[b] = l.day32(n.rec)
+	l.batch.Changed(b)
 	o.states = append(o.states, state{valid: temporal.Window{From: cur.valid.From, To: n.effFrom},
 		recorded: temporal.Window{From: n.rec, To: temporal.Open}})
 	l.appendBelief(old, l.batch.Vectors[b*l.opts.Dim:(b+1)*l.opts.Dim], false)
@@ -524,6 +527,7 @@ func (l *ledger) syncCounters(j int) {
 		l.batch.Status[b] = r.status
 		l.batch.BaseConf[b] = float32(r.c0)
 	}
+	l.batch.Changed(r.beliefs...)
 }
 
 // day32 is a time in days since the Unix epoch on the batch's clock.

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/tidemark/tidemark/temporal"
@@ -65,4 +66,34 @@ func Backends() []Backend { return []Backend{DefaultCPU()} }
 func DefaultCPU() *CPU {
 	defaultOnce.Do(func() { defaultCPU = NewCPU(nil) })
 	return defaultCPU
+}
+
+// Prepare validates one call's inputs as every backend must — the batch's
+// shape, the parameters, k, and each query (dimension, a finite non-zero
+// vector, finite times, known drift groups) — and writes the queries' unit
+// vectors to qn, len(qs)·b.Dim values. A backend outside this package
+// (package cuda) calls it first, so that bad input gets the same errors
+// on every backend.
+func Prepare(b *Batch, qs []Query, p *temporal.Params, k int, qn []float32) error {
+	if err := b.checkShape(); err != nil {
+		return err
+	}
+	if p == nil {
+		return fmt.Errorf("%w: nil params", ErrInvalid)
+	}
+	if k < 0 {
+		return fmt.Errorf("%w: k = %d", ErrInvalid, k)
+	}
+	if len(qn) != len(qs)*b.Dim {
+		return fmt.Errorf("%w: %d values for %d unit vectors of dimension %d", ErrInvalid, len(qn), len(qs), b.Dim)
+	}
+	for j := range qs {
+		if err := checkQuery(b, &qs[j], p, qn[j*b.Dim:(j+1)*b.Dim]); err != nil {
+			if len(qs) > 1 {
+				return fmt.Errorf("query %d: %w", j, err)
+			}
+			return err
+		}
+	}
+	return nil
 }

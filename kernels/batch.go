@@ -39,6 +39,53 @@ type Batch struct {
 	// Access, Positive, Negative are the feedback counters; Degree the
 	// number of typed links.
 	Access, Positive, Negative, Degree []float32
+
+	// changes records the rows written in place since they were
+	// appended, for backends that keep a copy (Changed).
+	changes changeLog
+}
+
+// changeLog is the rows a Batch's writer changed in place, in order,
+// each with its sequence number: entry k is change first+k. It keeps at
+// least the last maxChanges entries (at most twice that); a reader further
+// behind copies everything.
+type changeLog struct {
+	rows  []int
+	first uint64
+}
+
+// maxChanges bounds the change log: a copy this far behind is better
+// refreshed whole.
+const maxChanges = 1 << 16
+
+// Changed records that the rows' vectors or metadata were written in
+// place. Appended rows need no record: a backend that keeps a copy of the
+// batch on a device (package cuda) sees them by the batch's length, and
+// the rows recorded here by ChangedSince. Like every write to a Batch it
+// must not run concurrently with a read.
+func (b *Batch) Changed(rows ...int) {
+	l := &b.changes
+	l.rows = append(l.rows, rows...)
+	// Trimmed in halves, so that a long run of changes (a snapshot's
+	// load) costs O(1) each.
+	if over := len(l.rows) - maxChanges; over > maxChanges {
+		l.rows = append(l.rows[:0], l.rows[over:]...)
+		l.first += uint64(over)
+	}
+}
+
+// ChangedSince returns the rows changed in place since sequence number
+// seq (0 for ever) and the sequence number to ask from next time. A row
+// may appear more than once. complete is false when the log no longer
+// reaches back to seq (after Reset, or after more than 65536 changes): the
+// caller must then refresh every row.
+func (b *Batch) ChangedSince(seq uint64) (rows []int, next uint64, complete bool) {
+	l := &b.changes
+	next = l.first + uint64(len(l.rows))
+	if seq < l.first || seq > next {
+		return nil, next, false
+	}
+	return l.rows[seq-l.first:], next, true
 }
 
 // NewBatch returns an empty batch of dimension dim with room for capacity
@@ -96,8 +143,11 @@ func (b *Batch) Grow(n int) {
 	}
 }
 
-// Reset empties the batch, keeping its memory.
+// Reset empties the batch, keeping its memory; a reader of ChangedSince
+// is told to refresh everything.
 func (b *Batch) Reset() {
+	b.changes.first += uint64(len(b.changes.rows)) + 1
+	b.changes.rows = b.changes.rows[:0]
 	b.Vectors = b.Vectors[:0]
 	b.ID, b.Kind, b.Status, b.Group = b.ID[:0], b.Kind[:0], b.Status[:0], b.Group[:0]
 	for _, c := range b.floatColumns() {

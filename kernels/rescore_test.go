@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/tidemark/tidemark/kernels/internal/testgen"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -15,13 +16,13 @@ import (
 // float32 rounding of the stored metadata (floors, λ).
 func TestRescoreMatchesReferenceWithSims(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 1))
-	for _, p := range presetsAndHolds() {
+	for _, p := range testgen.PresetsAndHolds() {
 		m := p.Method
 		cands := make([]temporal.Candidate, 200)
 		req := RescoreRequest{Time: temporal.At(0), Params: p, GroupLambda: []float64{0.01, 0.03}}
 		for i := range cands {
-			cands[i] = randomMeta(r, uint64(i*3))
-			cands[i].Sim = f32(r.Float64()*2 - 1)
+			cands[i] = testgen.Meta(r, uint64(i*3))
+			cands[i].Sim = testgen.F32(r.Float64()*2 - 1)
 			g := uint32(r.IntN(2))
 			cands[i].Lambda = req.GroupLambda[g]
 			if m != temporal.MethodVDD {
@@ -64,12 +65,12 @@ func TestRescoreMatchesReferenceWithSims(t *testing.T) {
 
 func TestRescoreWithVectorsAndK(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 1))
-	q := randomVector(r, 16)
+	q := testgen.Vector(r, 16)
 	req := RescoreRequest{Query: q, Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 3}
 	for i := 0; i < 20; i++ {
-		c := RescoreCandidate{Meta: randomMeta(r, uint64(i))}
+		c := RescoreCandidate{Meta: testgen.Meta(r, uint64(i))}
 		if i%2 == 0 {
-			c.Vector = randomVector(r, 16)
+			c.Vector = testgen.Vector(r, 16)
 		} else {
 			c.Sim, c.HasSim = r.Float64(), true
 		}
@@ -129,17 +130,17 @@ func TestRescoreManyMatchesRescore(t *testing.T) {
 		for _, n := range []int{0, 1, 5, 200, 1000} {
 			qs := make([][]float32, 11)
 			for j := range qs {
-				qs[j] = randomVector(r, dim)
+				qs[j] = testgen.Vector(r, dim)
 			}
 			req := RescoreRequest{Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 7}
 			for i := 0; i < n; i++ {
-				v := randomVector(r, dim)
+				v := testgen.Vector(r, dim)
 				if i%3 == 0 { // near the first query, so that scores spread
 					for k := range v {
 						v[k] = qs[0][k] + 0.3*v[k]
 					}
 				}
-				req.Candidates = append(req.Candidates, RescoreCandidate{Vector: v, Meta: randomMeta(r, uint64(i))})
+				req.Candidates = append(req.Candidates, RescoreCandidate{Vector: v, Meta: testgen.Meta(r, uint64(i))})
 			}
 			for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodArticle} {
 				req.Params = temporal.Preset(m)
@@ -222,9 +223,9 @@ func TestRescoreAllocatesPerCallNotPerCandidate(t *testing.T) {
 	allocs := func(n int) (one, many float64) {
 		req := RescoreRequest{Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark), K: 5}
 		for i := 0; i < n; i++ {
-			req.Candidates = append(req.Candidates, RescoreCandidate{Vector: randomVector(r, 32), Meta: randomMeta(r, uint64(i))})
+			req.Candidates = append(req.Candidates, RescoreCandidate{Vector: testgen.Vector(r, 32), Meta: testgen.Meta(r, uint64(i))})
 		}
-		qs := [][]float32{randomVector(r, 32), randomVector(r, 32)}
+		qs := [][]float32{testgen.Vector(r, 32), testgen.Vector(r, 32)}
 		single := req
 		single.Query = qs[0]
 		ctx := context.Background()

@@ -21,6 +21,7 @@
 //	retract      retract a memory on a running server (its earlier version holds again)
 //	purge        erase a memory's text and vector on a running server (privacy requests)
 //	eval         the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE
+//	gpu-info     which fused-stage backend runs here (cuda or cpu) and why; the GPU's name, memory, compute capability
 //	version      print the version
 //
 // Run "tidemark <command> -h" for a command's flags.
@@ -56,6 +57,7 @@ func commands() []command {
 		{"retract", "retract a memory on a running server: no longer believed from now on (its earlier version holds again)", runRetract},
 		{"purge", "erase a memory's text and vector on a running server (privacy requests; gone from every file at the next checkpoint)", runPurge},
 		{"eval", "the evaluation contract: ingest a corpus, run queries, print accuracy, MRR, stale rate, ECE", runEval},
+		{"gpu-info", "which fused-stage backend runs here (cuda or cpu) and why; the GPU's name, memory, compute capability", runGPUInfo},
 		{"version", "print the version", runVersion},
 	}
 }
