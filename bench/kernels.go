@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidemark/tidemark/cuda"
 	"github.com/tidemark/tidemark/internal/peak"
 	"github.com/tidemark/tidemark/internal/textout"
 	"github.com/tidemark/tidemark/kernels"
@@ -47,6 +48,15 @@ type KernelsConfig struct {
 	Seed uint64
 	// Progress, when set, receives a line per measured row.
 	Progress io.Writer
+	// CUDA, when set, measures the cuda backend on that device instead of
+	// the CPU: the copy baseline is then a device-to-device copy
+	// (cuda.Device.CopyBandwidth, bytes read and written), the CPU's read
+	// and FMA baselines and the plain-Go one are not run, and a row's
+	// time is what a caller waits for (the launches, the selection on
+	// the device, the k results copied back). BF16 stores the corpus as
+	// bfloat16 there (its GB/s count 2 bytes per element).
+	CUDA *cuda.Device
+	BF16 bool
 }
 
 func (c *KernelsConfig) withDefaults() KernelsConfig {
@@ -192,6 +202,9 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 		return nil, err
 	}
 	c := cfg.withDefaults()
+	if c.CUDA != nil {
+		return runKernelsCUDA(ctx, &c)
+	}
 	be := kernels.DefaultCPU()
 	rep := &KernelsReport{Method: c.Method.String(), SIMD: simd.Path(), CPU: simd.CPUFeatures().String(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0)}
@@ -297,6 +310,68 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 		}
 	}
 	rep.finishRatios()
+	return rep, nil
+}
+
+// runKernelsCUDA is RunKernels on the cuda backend: the device-to-device
+// copy bandwidth first, then every N × Dim × Queries.
+func runKernelsCUDA(ctx context.Context, c *KernelsConfig) (*KernelsReport, error) {
+	info := c.CUDA.Info()
+	rep := &KernelsReport{Method: c.Method.String(), SIMD: "cuda", CPU: info.Device + " (compute capability " + info.ComputeCapability + ")",
+		GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	var err error
+	if rep.CopyGBPerS, rep.CopyGBPerSBest, err = c.CUDA.CopyBandwidth(c.CopyBytes, c.Repeats); err != nil {
+		return nil, err
+	}
+	progress(c.Progress, "device copy (read + write): %.1f GB/s median, %.1f best\n", rep.CopyGBPerS, rep.CopyGBPerSBest)
+	be := cuda.NewBackend(c.CUDA, &cuda.BackendOptions{BF16: c.BF16})
+	defer be.Close()
+	elem := 4.0
+	if c.BF16 {
+		elem = 2
+	}
+	p := temporal.Preset(c.Method)
+	for _, dim := range c.Dims {
+		for _, n := range c.Ns {
+			b, qs := syntheticBatch(n, dim, maxInt(c.Queries), c.Seed)
+			single := 0.0
+			for _, nq := range c.Queries {
+				if err := ctx.Err(); err != nil {
+					return rep, err
+				}
+				row := KernelsRow{N: n, Dim: dim, Queries: nq, Backend: be.Name()}
+				call := func() error {
+					if nq == 1 {
+						_, _, err := be.TopK(ctx, b, &qs[0], &p, c.K, nil)
+						return err
+					}
+					_, err := be.ScoreMany(ctx, b, qs[:nq], &p, c.K, nil)
+					return err
+				}
+				if err := call(); err != nil { // uploads the corpus
+					return rep, err
+				}
+				times, err := timeit(c.Repeats, call)
+				if err != nil {
+					return rep, err
+				}
+				row.SecondsMin, row.SecondsMedian = times[0], median(times)
+				bytes := float64(n) * float64(dim) * elem * float64(nq)
+				row.GBPerS, row.GBPerSBest = bytes/row.SecondsMedian/1e9, bytes/row.SecondsMin/1e9
+				row.CandidatesPerS = float64(n) * float64(nq) / row.SecondsMedian
+				row.RatioToCopy = row.GBPerS / rep.CopyGBPerS
+				row.GFLOPS = 2 * float64(n) * float64(dim) * float64(nq) / row.SecondsMedian / 1e9
+				if nq == 1 {
+					single = row.SecondsMedian
+				} else if single > 0 {
+					row.PerQueryRatio = row.SecondsMedian / float64(nq) / single
+				}
+				rep.Rows = append(rep.Rows, row)
+				progress(c.Progress, "n=%d dim=%d queries=%d: %.3f ms median, %.1f GB/s (×%.2f device copy)\n",
+					n, dim, nq, row.SecondsMedian*1e3, row.GBPerS, row.RatioToCopy)
+			}
+		}
+	}
 	return rep, nil
 }
 
@@ -471,6 +546,21 @@ func syntheticBatch(n, dim, nq int, seed uint64) (*kernels.Batch, []kernels.Quer
 // WriteTable prints the report for people.
 func (r *KernelsReport) WriteTable(w io.Writer) error {
 	tw := &textout.Writer{W: w}
+	if r.SIMD == "cuda" {
+		tw.Printf("fused stage, method %s, cuda on %s\ndevice copy bandwidth (read + write): %.1f GB/s median (%.1f best)\n",
+			r.Method, r.CPU, r.CopyGBPerS, r.CopyGBPerSBest)
+		tw.Printf("\n%9s %5s %7s %10s %10s %9s %7s %9s %9s\n", "n", "dim", "queries", "ms min", "ms median", "GB/s", "×copy", "GFLOP/s", "per-query")
+		for _, row := range r.Rows {
+			pq := ""
+			if row.PerQueryRatio > 0 {
+				pq = fmt.Sprintf("%.3f", row.PerQueryRatio)
+			}
+			tw.Printf("%9d %5d %7d %10.3f %10.3f %9.1f %7.2f %9.1f %9s\n", row.N, row.Dim, row.Queries,
+				row.SecondsMin*1e3, row.SecondsMedian*1e3, row.GBPerS, row.RatioToCopy, row.GFLOPS, pq)
+		}
+		tw.Printf("\nGB/s counts the vector bytes scored per query (2 per element in bfloat16) at the median time, as a caller\nwaits for it; ×copy: over the device-to-device copy's read + write traffic; per-query: (time / queries) / one query's.\n")
+		return tw.Err
+	}
 	tw.Printf("fused stage, method %s, cpu, simd %s (CPU %s), GOMAXPROCS %d\nmemory copy bandwidth: %.2f GB/s median (%.2f best)\nmemory read bandwidth (%s): %.2f GB/s median (%.2f best)\n",
 		r.Method, r.SIMD, r.CPU, r.GOMAXPROCS, r.CopyGBPerS, r.CopyGBPerSBest, r.Read.Name, r.Read.Median, r.Read.Best)
 	for _, f := range r.FMA {

@@ -13,8 +13,14 @@ import (
 // TestABIMatchesHeader parses the header and checks names, order and
 // types.
 
-// maxQueries is TM_MAXQ: the queries of one tm_fused launch.
-const maxQueries = 8
+// maxQueries is TM_MAXQ, the queries of one tm_fused launch; maxWarps
+// TM_MAX_WARPS, the warps of a block; tileQueries TM_TILE_QUERIES, the
+// queries of one tm_tile launch.
+const (
+	maxQueries  = 8
+	maxWarps    = 16
+	tileQueries = 16
+)
 
 // Columns of tmCorpus.Cols, in kernels.Batch's order (TM_COL_*).
 const numColumns = 13

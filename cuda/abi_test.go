@@ -89,7 +89,7 @@ func TestABIMatchesHeader(t *testing.T) {
 		"TM_REASON_STALE_STATIC": int(temporal.ReasonStaleStatic), "TM_REASON_STALE": int(temporal.ReasonStale),
 		"TM_KIND_STATIC": int(temporal.Static), "TM_KIND_VERSIONED": int(temporal.Versioned), "TM_KIND_EVENT": int(temporal.Event),
 		"TM_COMBINE_SUM": int(temporal.CombineSum), "TM_COMBINE_PRODUCT": int(temporal.CombineProduct), "TM_COMBINE_GATED": int(temporal.CombineGated),
-		"TM_MAXQ": maxQueries, "TM_NCOLS": numColumns,
+		"TM_MAXQ": maxQueries, "TM_NCOLS": numColumns, "TM_MAX_WARPS": maxWarps, "TM_TILE_QUERIES": tileQueries,
 	} {
 		if got := def(name); got != want {
 			t.Errorf("%s = %d, Go says %d", name, got, want)

@@ -21,9 +21,9 @@ type BackendOptions struct {
 	// at most 2⁻⁹ (|Σ q·(v − bf16(v))| ≤ 2⁻⁹·Σ|q·v| ≤ 2⁻⁹), which is
 	// the bound TestBackendBF16 checks.
 	BF16 bool
-	// Threads is the threads per block (a multiple of 32 up to 1024;
-	// default 256) and Blocks the blocks of a scoring launch (default
-	// 8 per multiprocessor).
+	// Threads is the threads per block (a multiple of 32 up to 512, the
+	// kernels' TM_MAX_WARPS; default 256) and Blocks the blocks of a
+	// scoring launch (default 8 per multiprocessor).
 	Threads, Blocks int
 	// Chunk is the rows one block of the top-k selection reduces to k
 	// (default 4096): every chunk's k cross to the merge on the device,
@@ -57,7 +57,7 @@ func NewBackend(dev *Device, o *BackendOptions) *Backend {
 	if o != nil {
 		b.o = *o
 	}
-	if b.o.Threads <= 0 || b.o.Threads%32 != 0 || b.o.Threads > 1024 {
+	if b.o.Threads <= 0 || b.o.Threads%32 != 0 || b.o.Threads > 32*maxWarps {
 		b.o.Threads = 256
 	}
 	if b.o.Blocks <= 0 {
@@ -274,6 +274,7 @@ type call struct {
 	qn       []float32
 	scoreAll bool // Score: every row's score and reason come back
 	count    bool // TopK: the reason counts come back
+	many     bool // ScoreMany
 	// results
 	hits    [][]kernels.Hit
 	stats   []kernels.Stats
@@ -316,16 +317,25 @@ func (b *Backend) exec(ctx context.Context, c *call) error {
 	if err := b.dev.upload(b.params, 0, p, sz); err != nil {
 		return err
 	}
-	for g := 0; g < len(c.qs); g += maxQueries {
+	step := maxQueries
+	if c.tiled() {
+		step = tileQueries
+	}
+	for g := 0; g < len(c.qs); g += step {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := b.group(ctx, c, g, min(len(c.qs), g+maxQueries)); err != nil {
+		if err := b.group(ctx, c, g, min(len(c.qs), g+step)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// tiled reports whether the call runs the batched tile kernel: many
+// queries (ScoreMany) without pool statistics, which need tm_fused's two
+// passes.
+func (c *call) tiled() bool { return c.many && !c.p.Pooled() }
 
 // group runs queries [lo, hi) of a call: one fused launch (two passes
 // under pooled parameters, the pool statistics reduced here between
@@ -384,7 +394,13 @@ func (b *Backend) group(ctx context.Context, c *call, lo, hi int) error {
 		return d.launch("tm_fused", grid, block, 0, b.res.corpus, b.params, b.queries, b.qvecs, int32(nq), pass,
 			int64(0), int64(n), b.sims, b.scores, b.reasons, b.stats)
 	}
-	if c.p.Pooled() {
+	switch {
+	case c.tiled():
+		if err := d.launch("tm_tile", grid, block, 0, b.res.corpus, b.params, b.queries, b.qvecs, int32(nq),
+			int64(0), int64(n), b.sims, b.scores, b.reasons); err != nil {
+			return err
+		}
+	case c.p.Pooled():
 		if err := fused(1); err != nil {
 			return err
 		}
@@ -409,8 +425,10 @@ func (b *Backend) group(ctx context.Context, c *call, lo, hi int) error {
 		if err := fused(2); err != nil {
 			return err
 		}
-	} else if err := fused(0); err != nil {
-		return err
+	default:
+		if err := fused(0); err != nil {
+			return err
+		}
 	}
 	if c.scoreAll {
 		return b.fetchScores(c, n)
@@ -539,13 +557,14 @@ func (b *Backend) TopK(ctx context.Context, bt *kernels.Batch, q *kernels.Query,
 	return append(dst, c.hits[0]...), c.stats[0], nil
 }
 
-// ScoreMany implements kernels.Backend: the queries run in groups of
-// eight per scoring launch, each group's top k selected on the device.
+// ScoreMany implements kernels.Backend: the queries run as a tiled
+// product, sixteen per launch (tm_tile; eight per tm_fused launch under
+// pooled parameters), each group's top k selected on the device.
 func (b *Backend) ScoreMany(ctx context.Context, bt *kernels.Batch, qs []kernels.Query, p *temporal.Params, k int, dst [][]kernels.Hit) ([][]kernels.Hit, error) {
 	if len(qs) == 0 {
 		return dst[:0], nil
 	}
-	c := &call{bt: bt, qs: qs, p: p, k: k}
+	c := &call{bt: bt, qs: qs, p: p, k: k, many: true}
 	if err := b.run(ctx, c); err != nil {
 		return dst, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -357,4 +358,63 @@ func Probe(o *Options) Info {
 	}
 	defer d.Close()
 	return d.Info()
+}
+
+// CopyBandwidth measures the device's memory bandwidth the way a scan
+// uses it: a bytes-long buffer copied to another on the device
+// (cuMemcpyDtoD), timed by events, repeats times. The rate counts the
+// bytes read and written (2·bytes per copy), the traffic a read-only scan
+// of the same memory is bound by; median and best in GB/s.
+func (d *Device) CopyBandwidth(bytes, repeats int) (median, best float64, err error) {
+	err = d.do(func() error {
+		src, err := d.alloc(uintptr(bytes))
+		if err != nil {
+			return err
+		}
+		defer d.free(&src)
+		dst, err := d.alloc(uintptr(bytes))
+		if err != nil {
+			return err
+		}
+		defer d.free(&dst)
+		drv := d.drv
+		var start, end uintptr
+		if err := drv.check("cuEventCreate", drv.cuEventCreate(&start, 0)); err != nil {
+			return err
+		}
+		defer drv.cuEventDestroy(start)
+		if err := drv.check("cuEventCreate", drv.cuEventCreate(&end, 0)); err != nil {
+			return err
+		}
+		defer drv.cuEventDestroy(end)
+		rates := make([]float64, 0, repeats)
+		for i := -1; i < repeats; i++ { // the first copy warms up
+			if err := drv.check("cuEventRecord", drv.cuEventRecord(start, 0)); err != nil {
+				return err
+			}
+			if err := drv.check("cuMemcpyDtoD_v2", drv.cuMemcpyDtoD(dst.ptr, src.ptr, uintptr(bytes))); err != nil {
+				return err
+			}
+			if err := drv.check("cuEventRecord", drv.cuEventRecord(end, 0)); err != nil {
+				return err
+			}
+			if err := drv.check("cuEventSynchronize", drv.cuEventSynchronize(end)); err != nil {
+				return err
+			}
+			var ms float32
+			if err := drv.check("cuEventElapsedTime", drv.cuEventElapsedTime(&ms, start, end)); err != nil {
+				return err
+			}
+			if i >= 0 && ms > 0 {
+				rates = append(rates, 2*float64(bytes)/(float64(ms)/1e3)/1e9)
+			}
+		}
+		if len(rates) == 0 {
+			return fmt.Errorf("cuda: no copy took measurable time")
+		}
+		slices.Sort(rates)
+		median, best = rates[len(rates)/2], rates[len(rates)-1]
+		return nil
+	})
+	return median, best, err
 }

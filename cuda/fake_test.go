@@ -433,3 +433,47 @@ func TestResidentCorpusFollowsTheBatch(t *testing.T) {
 	other, _ := testBatch(t, r, 25, 16)
 	same("another batch", other)
 }
+
+// ScoreMany over many queries (two launches of the tiled kernel: 16 and
+// then 5 queries; tm_fused's two passes for a pooled method) returns the
+// CPU backend's hits, at dimensions that leave partial column steps.
+func TestScoreManyTiled(t *testing.T) {
+	d := openFake(t)
+	be := NewBackend(d, &emulated)
+	defer be.Close()
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, dim := range []int{5, 33, 100} {
+		bt, q := testBatch(t, r, 70, dim)
+		qs := make([]kernels.Query, 21)
+		for j := range qs {
+			_, qj := testBatch(t, r, 0, dim)
+			qs[j] = *qj
+			qs[j].Time = q.Time
+			if j%4 == 1 {
+				qs[j].Time.At = -30
+			}
+		}
+		for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodSmartVector, temporal.MethodArticle} {
+			p := temporal.Preset(m)
+			got, err := be.ScoreMany(context.Background(), bt, qs, &p, 7, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := kernels.DefaultCPU().ScoreMany(context.Background(), bt, qs, &p, 7, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range qs {
+				if len(got[j]) != len(want[j]) {
+					t.Fatalf("dim %d %v query %d: %d hits, CPU %d", dim, m, j, len(got[j]), len(want[j]))
+				}
+				for k := range got[j] {
+					g, w := got[j][k], want[j][k]
+					if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-5*math.Max(1, math.Abs(w.Score)) || math.Abs(g.Sim-w.Sim) > 1e-6 {
+						t.Fatalf("dim %d %v query %d hit %d: %+v, CPU %+v", dim, m, j, k, g, w)
+					}
+				}
+			}
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tidemark/tidemark/bench"
+	"github.com/tidemark/tidemark/cuda"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -83,6 +84,8 @@ func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "tidemark", "scoring method: "+methodList())
 	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy and read baselines in MiB")
 	asJSON := fs.Bool("json", false, "print JSON")
+	backend := fs.String("backend", "cpu", "the fused stage to measure: cpu, or cuda (the GPU through libcuda: $TIDEMARK_LIBCUDA or "+cuda.DefaultLibrary+")")
+	bf16 := fs.Bool("bf16", false, "with --backend cuda: keep the corpus on the device as bfloat16")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -90,7 +93,19 @@ func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := bench.KernelsConfig{K: *k, Repeats: *repeats, Method: m, CopyBytes: *copyMiB << 20, Progress: stderr}
+	cfg := bench.KernelsConfig{K: *k, Repeats: *repeats, Method: m, CopyBytes: *copyMiB << 20, Progress: stderr, BF16: *bf16}
+	switch *backend {
+	case "cpu":
+	case "cuda":
+		dev, err := cuda.Open(nil)
+		if err != nil {
+			return fmt.Errorf("--backend cuda: %w", err)
+		}
+		defer dev.Close()
+		cfg.CUDA = dev
+	default:
+		return fmt.Errorf("--backend %q: want cpu or cuda", *backend)
+	}
 	for _, f := range []struct {
 		s   string
 		dst *[]int

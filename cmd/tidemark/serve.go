@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/cuda"
+	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/server"
 )
 
@@ -70,6 +72,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	consolidate := fs.Duration("consolidate-every", 0, "run consolidation in the background at this interval (0: never)")
 	embedURLs := fs.String("embedder-urls", "", "comma-separated base URL prefixes that collections created over HTTP may embed through (e.g. http://localhost:11434/); default none")
 	embedKeys := fs.String("embedder-key-envs", "", "comma-separated names of environment variables that remote embedders may read an API key from (e.g. OPENAI_API_KEY); default none")
+	backend := fs.String("backend", "cpu", "the fused scoring stage: cpu; cuda (the GPU, through libcuda: $TIDEMARK_LIBCUDA or "+cuda.DefaultLibrary+"; fails without one); auto (cuda when a device is usable, else cpu; \"tidemark gpu-info\" says which and why)")
 	config := fs.String("config", os.Getenv("TIDEMARK_CONFIG"), "optional JSON config file whose keys are these flags' names (env TIDEMARK_CONFIG); flags given on the command line win")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -116,7 +119,12 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	onCkpt := func(err error) {
 		log.Error("background checkpoint failed: the log grows until one succeeds", "error", err.Error())
 	}
-	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync, OnCheckpointError: onCkpt})
+	be, closeBackend, err := openBackend(*backend, log)
+	if err != nil {
+		return err
+	}
+	defer closeBackend()
+	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync, OnCheckpointError: onCkpt, Backend: be})
 	if err != nil {
 		return err
 	}
@@ -180,4 +188,27 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// openBackend returns the fused stage --backend names and its release:
+// the CPU, the GPU (an error when there is none), or the GPU when one is
+// usable and the CPU otherwise, with the reason logged.
+func openBackend(name string, log *slog.Logger) (kernels.Backend, func(), error) {
+	switch name {
+	case "cpu":
+		return kernels.DefaultCPU(), func() {}, nil
+	case "cuda", "auto":
+		dev, err := cuda.Open(nil)
+		if err != nil {
+			if name == "auto" {
+				log.Info("fused stage on the CPU", "reason", err.Error())
+				return kernels.DefaultCPU(), func() {}, nil
+			}
+			return nil, nil, fmt.Errorf("--backend cuda: %w", err)
+		}
+		be := cuda.NewBackend(dev, nil)
+		log.Info("fused stage on the GPU", "device", dev.Info().Device, "compute_capability", dev.Info().ComputeCapability)
+		return be, func() { be.Close(); dev.Close() }, nil
+	}
+	return nil, nil, fmt.Errorf("--backend %q: want cpu, cuda or auto", name)
 }

@@ -19,6 +19,9 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -115,24 +118,70 @@ struct Fault : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Rendezvous are lock-free: arrivals and exits are single atomic
+// read-modify-writes on a word that holds both who must come and who has
+// come, so exactly one thread (the one whose arrival or exit makes the two
+// equal) sees the rendezvous complete, and completes it. Waiters sleep on a
+// separate 32-bit generation word with std::atomic::wait (a futex): the
+// completer bumps it and wakes them, and none of them has to re-acquire a
+// lock on the way out. A mutex and condition variable, shared by the whole
+// launch, would make every wake-up a convoy through that mutex; that cost
+// about 1 ms per rendezvous with a few dozen threads on two cores.
+//
+// Generation words count in steps of 2; bit 0 is set once the launch
+// aborts, which changes the word and so also wakes (and unwinds) sleepers.
+inline constexpr uint32_t kAbortBit = 1;
+inline constexpr uint32_t kGenStep = 2;
+
+// Counts (block barrier) or lane bits (warp) packed as `live << 32 | arrived`.
+inline constexpr uint32_t arrivedOf(uint64_t s) { return static_cast<uint32_t>(s); }
+inline constexpr uint32_t liveOf(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
+inline constexpr uint64_t kLiveOne = uint64_t{1} << 32;
+
+// Sleeps until `gen` moves on from `seen`; unwinds if it moved because the
+// launch aborted. A launch that fails after this rendezvous completed may
+// unwind here too: it fails either way.
+inline void awaitGeneration(const std::atomic<uint32_t>& gen, uint32_t seen) {
+  uint32_t now;
+  // std::atomic::wait spins briefly (libstdc++: a dozen pauses and a few
+  // yields) before the futex; longer spinning measured no better on two
+  // cores, where a spinning waiter takes the CPU from a lane yet to arrive.
+  static const int kSpin = getenv("TM_SPIN") ? atoi(getenv("TM_SPIN")) : 0;
+  static const int kMode = getenv("TM_MODE") ? atoi(getenv("TM_MODE")) : 0;
+  for (int i = 0; i < kSpin && gen.load(std::memory_order_acquire) == seen; ++i) {
+    if (kMode == 0) std::this_thread::yield(); else __builtin_ia32_pause();
+  }
+  static const int kFutex = getenv("TM_FUTEX") ? atoi(getenv("TM_FUTEX")) : 0;
+  if (kFutex) {
+    while ((now = gen.load(std::memory_order_acquire)) == seen)
+      syscall(SYS_futex, &gen, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+  } else
+  while ((now = gen.load(std::memory_order_acquire)) == seen) gen.wait(seen, std::memory_order_acquire);
+  if (now & kAbortBit) throw Aborted{};
+}
+
 // The warp-level rendezvous: every live lane deposits a 64-bit word, and the
-// barrier completes when every lane that has not exited has arrived.
-struct Warp {
-  std::mutex mu;
-  std::condition_variable cv;
-  unsigned live = 0;     // lanes still running the kernel in this block
-  unsigned arrived = 0;  // lanes waiting at the current rendezvous
-  unsigned mask = 0;     // the mask the first arriving lane passed
-  bool mixed = false;    // a later lane passed a different mask
-  const char* op = "";   // the intrinsic of the first arriving lane, for messages
-  unsigned long long gen = 0;
-  std::string fault;  // set when a rendezvous completed with a bad mask
+// rendezvous completes when every lane that has not exited has arrived.
+// Aligned so that two warps' hot words do not share a cache line.
+struct alignas(64) Warp {
+  // live lanes (those still running the kernel in this block) << 32 | lanes
+  // waiting at the current rendezvous.
+  std::atomic<uint64_t> state{0};
+  std::atomic<uint32_t> gen{0};  // see kAbortBit
+  // A lane writes its own entries below before it arrives; the completer
+  // reads them all after the arrival or exit that completes, and waiters read
+  // them after seeing the generation move on: both are ordered by the
+  // atomics above, so plain memory suffices.
+  //
   // Double-buffered by generation parity: a lane that races ahead to the
   // next rendezvous writes the other buffer, and cannot reach the one after
   // that before every lane has arrived at (so finished reading) this one. So
   // one barrier per intrinsic suffices.
-  unsigned members[2] = {0, 0};
   uint64_t slot[2][kWarp] = {};
+  unsigned mask[2][kWarp] = {};     // the mask each lane passed
+  const char* op[2][kWarp] = {};    // the intrinsic each lane called, for messages
+  unsigned members[2] = {0, 0};     // the lanes that took part, set by the completer
+  std::string fault;  // set when a rendezvous completed with a bad mask
 };
 
 class Launch;
@@ -173,41 +222,37 @@ class Launch {
   // __syncthreads: every thread of the block that has not exited.
   void syncthreads() {
     progress_.fetch_add(1, std::memory_order_relaxed);
-    std::unique_lock lk(mu_);
-    throwIfAborted();
-    const auto gen = barGen_;
-    if (++barArrived_ == live_) {
-      completeBarrier();
-      return;
-    }
-    cv_.wait(lk, [&] { return barGen_ != gen || aborted_.load(); });
-    if (barGen_ == gen) throw Aborted{};
+    // Read before arriving: the barrier cannot complete without us, so this
+    // is the generation of the barrier we are about to wait at.
+    const uint32_t gen = barGen_.load(std::memory_order_acquire);
+    if (gen & kAbortBit) throw Aborted{};
+    // acq_rel: our writes before the barrier reach the completer, and from
+    // it (through barGen_) every thread after the barrier.
+    const uint64_t now = barState_.fetch_add(1, std::memory_order_acq_rel) + 1;
+    if (arrivedOf(now) == liveOf(now)) completeBarrier();
+    else awaitGeneration(barGen_, gen);
   }
 
   // The calling lane deposits `mine`, waits for every live lane of its warp,
-  // and returns pick(deposits, lanes that took part, own lane), evaluated
-  // under the warp's lock.
+  // and returns pick(deposits, lanes that took part, own lane). Every lane
+  // evaluates pick on the same deposits, which stay unchanged until it has
+  // arrived at its next rendezvous.
   template <class Pick>
   auto warpExchange(unsigned mask, uint64_t mine, const char* op, Pick pick) {
     const unsigned lane = tLinear % kWarp;
-    Warp& w = warps_[tLinear / kWarp];
+    const unsigned warpIndex = tLinear / kWarp;
+    Warp& w = warps_[warpIndex];
     progress_.fetch_add(1, std::memory_order_relaxed);
-    std::unique_lock lk(w.mu);
-    throwIfAborted();
-    const unsigned p = w.gen & 1;
+    const uint32_t gen = w.gen.load(std::memory_order_acquire);
+    if (gen & kAbortBit) throw Aborted{};
+    const unsigned p = gen / kGenStep & 1;
     w.slot[p][lane] = mine;
-    if (w.arrived == 0) {
-      w.mask = mask;
-      w.mixed = false;
-      w.op = op;
-    } else if (mask != w.mask) {
-      w.mixed = true;
-    }
-    w.arrived |= 1u << lane;
-    const auto gen = w.gen;
-    if (w.arrived == w.live) completeWarp(w, tLinear / kWarp);
-    else w.cv.wait(lk, [&] { return w.gen != gen || aborted_.load(); });
-    if (w.gen == gen) throw Aborted{};
+    w.mask[p][lane] = mask;
+    w.op[p][lane] = op;
+    const uint64_t bit = uint64_t{1} << lane;
+    const uint64_t now = w.state.fetch_or(bit, std::memory_order_acq_rel) | bit;
+    if (arrivedOf(now) == liveOf(now)) completeWarp(w, warpIndex, arrivedOf(now), p);
+    else awaitGeneration(w.gen, gen);
     if (!w.fault.empty()) throw Fault(w.fault);
     return pick(w.slot[p], w.members[p], lane);
   }
@@ -230,27 +275,44 @@ class Launch {
   void throwIfAborted() const {
     if (aborted_.load()) throw Aborted{};
   }
-  // Callers hold mu_.
+  // Called by the one thread whose arrival or exit made every live thread
+  // of the block arrived. Until the generation moves on, nobody else touches
+  // barState_: every live thread is waiting.
   void completeBarrier() {
-    barArrived_ = 0;
-    ++barGen_;
+    barState_.fetch_and(~uint64_t{0xffffffff}, std::memory_order_relaxed);  // arrived = 0
     progress_.fetch_add(1, std::memory_order_relaxed);
-    cv_.notify_all();
+    barGen_.fetch_add(kGenStep, std::memory_order_release);
+    barGen_.notify_all();
   }
-  // Callers hold w.mu.
-  void completeWarp(Warp& w, unsigned warpIndex) {
-    if (w.mixed || w.mask != w.arrived) {
+  // The same for warp `warpIndex`, whose lanes `arrived` (all its live lanes)
+  // wrote buffer p.
+  void completeWarp(Warp& w, unsigned warpIndex, unsigned arrived, unsigned p) {
+    // Every lane must pass exactly the warp's live lanes.
+    const unsigned first = static_cast<unsigned>(std::countr_zero(arrived));
+    const unsigned want = w.mask[p][first];
+    unsigned other = first;
+    for (unsigned l = first; l < kWarp; ++l)
+      if ((arrived >> l & 1u) && w.mask[p][l] != want) {
+        other = l;
+        break;
+      }
+    if (other != first) {
       w.fault = fmt(
-          "kernel %s: %s in warp %u of block (%u,%u,%u): %s 0x%08x, but the lanes that have not exited "
+          "kernel %s: %s in warp %u of block (%u,%u,%u): lanes passed different masks (lane %u 0x%08x, lane %u "
+          "0x%08x), but the lanes that have not exited are 0x%08x (the emulator requires mask == those lanes)",
+          name_.c_str(), w.op[p][first], warpIndex, blockIdx.x, blockIdx.y, blockIdx.z, first, want, other,
+          w.mask[p][other], arrived);
+    } else if (want != arrived) {
+      w.fault = fmt(
+          "kernel %s: %s in warp %u of block (%u,%u,%u): mask 0x%08x, but the lanes that have not exited "
           "are 0x%08x (the emulator requires mask == those lanes)",
-          name_.c_str(), w.op, warpIndex, blockIdx.x, blockIdx.y, blockIdx.z,
-          w.mixed ? "lanes passed different masks, the first" : "mask", w.mask, w.arrived);
+          name_.c_str(), w.op[p][first], warpIndex, blockIdx.x, blockIdx.y, blockIdx.z, want, arrived);
     }
-    w.members[w.gen & 1] = w.arrived;
-    w.arrived = 0;
-    ++w.gen;
+    w.members[p] = arrived;
+    w.state.fetch_and(~uint64_t{0xffffffff}, std::memory_order_relaxed);  // arrived = 0
     progress_.fetch_add(1, std::memory_order_relaxed);
-    w.cv.notify_all();
+    w.gen.fetch_add(kGenStep, std::memory_order_release);
+    w.gen.notify_all();
   }
   unsigned initialLanes(unsigned warpIndex) const {
     const unsigned n = std::min(kWarp, nthreads_ - warpIndex * kWarp);
@@ -269,22 +331,27 @@ class Launch {
   const std::chrono::milliseconds watchdog_;
   std::vector<Warp> warps_;
 
-  // Everything below is guarded by mu_ (aborted_ is also read unlocked as
-  // a hint; waiters re-check it under their lock).
+  // The block barrier: threads of the block not yet exited << 32 | threads
+  // waiting at it; and its generation (see kAbortBit).
+  alignas(64) std::atomic<uint64_t> barState_{0};
+  std::atomic<uint32_t> barGen_{0};
+  // Block start: the number of blocks released so far (mod 2^31) times
+  // kGenStep, plus kAbortBit; workers sleep on it between blocks.
+  alignas(64) std::atomic<uint32_t> startGen_{0};
+  std::atomic<unsigned> finished_{0};  // threads done with the current block
+  std::atomic<bool> aborted_{false};
+
+  // The rare paths: the launching thread's waits, thread ends, abort.
+  // Everything below is guarded by mu_.
   std::mutex mu_;
-  std::condition_variable cv_;       // workers: block start, __syncthreads
   std::condition_variable coordCv_;  // the launching thread
   unsigned long long started_ = 0;   // blocks released so far
-  unsigned live_ = 0;                // threads of the block not yet exited
-  unsigned barArrived_ = 0;
-  unsigned long long barGen_ = 0;
-  unsigned finished_ = 0;  // threads done with the current block
-  unsigned done_ = 0;      // threads done with the whole launch
+  unsigned done_ = 0;                // threads done with the whole launch
   std::vector<char> doneFlags_;
-  std::atomic<bool> aborted_{false};
   std::string why_;
   // Bumped at every barrier arrival and completion and thread exit: the
-  // watchdog's notion of progress.
+  // watchdog's notion of progress. (Shared by all threads, but a relaxed
+  // increment is cheap next to a rendezvous.)
   std::atomic<unsigned long long> progress_{0};
 
   std::vector<unsigned char> dynStore_;
@@ -316,14 +383,17 @@ inline void Launch::abort(const std::string& why) {
     why_ = why;
     aborted_.store(true);
   }
-  // Lock before notifying so a waiter that checked the flag just before it
-  // was set is already asleep on the condition variable, not about to be.
-  for (Warp& w : warps_) {
-    std::lock_guard lk(w.mu);
-    w.cv.notify_all();
-  }
+  // Setting the abort bit changes every word a thread may sleep on, so a
+  // thread that read it just before cannot go to sleep on a value that will
+  // never change again; and one that reads it after sees the bit.
+  auto wake = [](std::atomic<uint32_t>& gen) {
+    gen.fetch_or(kAbortBit);
+    gen.notify_all();
+  };
+  for (Warp& w : warps_) wake(w.gen);
+  wake(barGen_);
+  wake(startGen_);
   std::lock_guard lk(mu_);
-  cv_.notify_all();
   coordCv_.notify_all();
 }
 
@@ -332,19 +402,23 @@ inline void Launch::threadExit(unsigned linear) {
   // later), so its absence may complete the one its peers wait at. After a
   // failure the barrier state is stale (lanes unwound from inside a
   // barrier), and every waiter is woken by abort anyway.
+  const unsigned lane = linear % kWarp;
   Warp& w = warps_[linear / kWarp];
-  {
-    std::lock_guard lk(w.mu);
-    w.live &= ~(1u << (linear % kWarp));
-    if (!aborted_.load() && w.arrived != 0 && w.arrived == w.live) completeWarp(w, linear / kWarp);
-  }
-  {
-    std::lock_guard lk(mu_);
-    --live_;
-    if (!aborted_.load() && barArrived_ != 0 && barArrived_ == live_) completeBarrier();
-    if (++finished_ == nthreads_) coordCv_.notify_all();
-  }
+  const uint64_t bit = uint64_t{1} << (32 + lane);
+  const uint64_t warpNow = w.state.fetch_and(~bit, std::memory_order_acq_rel) & ~bit;
+  if (!aborted_.load() && arrivedOf(warpNow) != 0 && arrivedOf(warpNow) == liveOf(warpNow))
+    completeWarp(w, linear / kWarp, arrivedOf(warpNow), w.gen.load(std::memory_order_relaxed) / kGenStep & 1);
+  const uint64_t barNow = barState_.fetch_sub(kLiveOne, std::memory_order_acq_rel) - kLiveOne;
+  if (!aborted_.load() && arrivedOf(barNow) != 0 && arrivedOf(barNow) == liveOf(barNow)) completeBarrier();
   progress_.fetch_add(1, std::memory_order_relaxed);
+  // acq_rel: the launching thread, which reads finished_ with acquire, then
+  // sees everything the block did (it checks the shared memory guards).
+  if (finished_.fetch_add(1, std::memory_order_acq_rel) + 1 == nthreads_) {
+    // Under mu_, so that the launching thread is either before its check of
+    // finished_ or asleep on coordCv_, not in between.
+    std::lock_guard lk(mu_);
+    coordCv_.notify_all();
+  }
 }
 
 inline void Launch::workerMain(std::shared_ptr<Launch> self, unsigned linear) {
@@ -355,11 +429,11 @@ inline void Launch::workerMain(std::shared_ptr<Launch> self, unsigned linear) {
   blockDim = L.block_;
   gridDim = L.grid_;
   for (unsigned long long b = 0; b < L.nblocks_; ++b) {
-    {
-      std::unique_lock lk(L.mu_);
-      L.cv_.wait(lk, [&] { return L.started_ > b || L.aborted_.load(); });
-      if (L.aborted_.load()) break;
-    }
+    // Block b is released when startGen_ moves on from b blocks released
+    // (it cannot move further before this thread has finished block b).
+    const uint32_t waiting = static_cast<uint32_t>(b) * kGenStep;
+    L.startGen_.wait(waiting, std::memory_order_acquire);
+    if (L.startGen_.load(std::memory_order_acquire) & kAbortBit) break;
     blockIdx = L.blockCoord(b);
     try {
       L.body_(L.args_.data());
@@ -387,15 +461,14 @@ inline void Launch::runBlock(unsigned long long b) {
   {
     std::lock_guard lk(mu_);
     if (aborted_.load()) return;
+    // Every thread has finished the previous block, so nobody else touches
+    // this state until startGen_ releases the block (and publishes it).
     for (unsigned i = 0; i < warps_.size(); ++i) {
-      std::lock_guard wl(warps_[i].mu);
-      warps_[i].live = initialLanes(i);
-      warps_[i].arrived = 0;
+      warps_[i].state.store(uint64_t{initialLanes(i)} << 32, std::memory_order_relaxed);
       warps_[i].fault.clear();
     }
-    live_ = nthreads_;
-    barArrived_ = 0;
-    finished_ = 0;
+    barState_.store(uint64_t{nthreads_} << 32, std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
     // A GPU gives each block shared memory with undefined contents; 0xFF
     // bytes (NaN floats, -1 integers) make a read of never-written shared
     // memory show up in results.
@@ -403,8 +476,9 @@ inline void Launch::runBlock(unsigned long long b) {
     std::memset(dyn_, 0xFF, dynBytes_);
     std::memset(dyn_ + dynBytes_, kSharedGuardByte, kSharedGuard);
     started_ = b + 1;
+    startGen_.fetch_add(kGenStep, std::memory_order_release);
   }
-  cv_.notify_all();
+  startGen_.notify_all();
   waitBlock();
   if (aborted_.load()) return;
   for (size_t i = 0; i < kSharedGuard; ++i) {
@@ -423,12 +497,9 @@ inline void Launch::runBlock(unsigned long long b) {
 // Called with mu_ held: what the stuck block's threads are doing.
 inline std::string Launch::stallReport() {
   unsigned atWarp = 0;
-  for (Warp& w : warps_) {
-    std::lock_guard wl(w.mu);
-    atWarp += std::popcount(w.arrived);
-  }
+  for (Warp& w : warps_) atWarp += std::popcount(arrivedOf(w.state.load()));
   return fmt("%u of %u threads exited, %u waiting at __syncthreads, %u at warp intrinsics, the rest running",
-             finished_, nthreads_, barArrived_, atWarp);
+             finished_.load(), nthreads_, arrivedOf(barState_.load()), atWarp);
 }
 
 inline void Launch::waitBlock() {
@@ -437,7 +508,7 @@ inline void Launch::waitBlock() {
   std::unique_lock lk(mu_);
   auto seen = progress_.load();
   auto since = clock::now();
-  while (finished_ < nthreads_ && !aborted_.load()) {
+  while (finished_.load(std::memory_order_acquire) < nthreads_ && !aborted_.load()) {
     coordCv_.wait_for(lk, slice);
     const auto now = progress_.load();
     if (now != seen) {

@@ -290,6 +290,72 @@ extern "C" __global__ void tm_fused(const TmCorpus* c, const TmParams* p, const 
   }
 }
 
+// The batched kernel's tile: TM_TILE_ROWS rows × TM_TILE_QUERIES queries,
+// staged TM_TILE_K columns at a time.
+#define TM_TILE_ROWS 32
+#define TM_TILE_QUERIES 16
+#define TM_TILE_K 32
+#define TM_TILE_PAIRS (TM_TILE_ROWS * TM_TILE_QUERIES)
+
+// tm_tile is TM_PASS_FUSED for many queries as a tiled product: each block
+// takes tiles of 32 rows (strided over the grid) against up to 16 queries;
+// per step, 32 columns of the tile's rows and of the queries are staged in
+// shared memory by coalesced loads, and each thread accumulates its
+// (row, query) pairs from there — every row element read from global
+// memory once per 16 queries, not once per query. The epilogue (masks,
+// signals, score in double) runs per pair on the accumulated similarity.
+// Outputs as tm_fused's. blockDim.x must be a multiple of 32.
+extern "C" __global__ void tm_tile(const TmCorpus* c, const TmParams* p, const TmQuery* qs, const float* qv, int nq,
+                                   long long row0, long long nrows, float* sims, double* scores,
+                                   unsigned char* reasons) {
+  __shared__ float s_rows[TM_TILE_ROWS][TM_TILE_K + 1]; // padded: a warp reads 32 rows, 32 banks
+  __shared__ float s_q[TM_TILE_QUERIES][TM_TILE_K + 1];
+  const long long dim = c->dim;
+  const int per = (TM_TILE_PAIRS + blockDim.x - 1) / blockDim.x; // pairs per thread, ≤ 16
+  for (long long t0 = (long long)blockIdx.x * TM_TILE_ROWS; t0 < nrows; t0 += (long long)gridDim.x * TM_TILE_ROWS) {
+    float acc[TM_TILE_PAIRS / 32];
+    for (int m = 0; m < per; m++) acc[m] = 0;
+    for (long long k0 = 0; k0 < dim; k0 += TM_TILE_K) {
+      for (int u = threadIdx.x; u < TM_TILE_ROWS * TM_TILE_K; u += blockDim.x) {
+        const int rr = u / TM_TILE_K, kk = u % TM_TILE_K;
+        const long long r = t0 + rr, k = k0 + kk;
+        s_rows[rr][kk] = (r < nrows && k < dim) ? tm_elem(c, row0 + r, k) : 0.0f;
+      }
+      for (int u = threadIdx.x; u < TM_TILE_QUERIES * TM_TILE_K; u += blockDim.x) {
+        const int qq = u / TM_TILE_K, kk = u % TM_TILE_K;
+        const long long k = k0 + kk;
+        s_q[qq][kk] = (qq < nq && k < dim) ? qv[qq * dim + k] : 0.0f;
+      }
+      __syncthreads();
+      for (int m = 0; m < per; m++) {
+        const int pr = threadIdx.x + m * blockDim.x;
+        if (pr >= TM_TILE_PAIRS) break;
+        const int rr = pr % TM_TILE_ROWS, qq = pr / TM_TILE_ROWS;
+        float a = acc[m];
+        for (int kk = 0; kk < TM_TILE_K; kk++) a = fmaf(s_rows[rr][kk], s_q[qq][kk], a);
+        acc[m] = a;
+      }
+      // The next step's loads wait until every thread has read this one.
+      __syncthreads();
+    }
+    for (int m = 0; m < per; m++) {
+      const int pr = threadIdx.x + m * blockDim.x;
+      if (pr >= TM_TILE_PAIRS) break;
+      const int rr = pr % TM_TILE_ROWS, qq = pr / TM_TILE_ROWS;
+      const long long r = t0 + rr, i = row0 + r;
+      if (r >= nrows || qq >= nq) continue;
+      const TmQuery* q = &qs[qq];
+      const long long o = (long long)qq * nrows + r;
+      const double sim = acc[m];
+      int reason = tm_premask(c, p, q, i);
+      if (reason == TM_REASON_NONE) reason = tm_postmask(c, p, q, i, sim);
+      sims[o] = acc[m];
+      reasons[o] = (unsigned char)reason;
+      scores[o] = reason == TM_REASON_NONE ? tm_score(c, p, q, i, sim) : TM_NAN;
+    }
+  }
+}
+
 // tm_better is the ranking order: higher score, then lower id.
 __device__ static inline int tm_better(double as, unsigned long long aid, double bs, unsigned long long bid) {
   return as != bs ? as > bs : aid < bid;
@@ -412,4 +478,4 @@ extern "C" __global__ void tm_count(const unsigned char* reasons, long long nrow
   }
 }
 
-#define TM_KERNEL_LIST(X) X(tm_fused) X(tm_select) X(tm_merge) X(tm_count)
+#define TM_KERNEL_LIST(X) X(tm_fused) X(tm_tile) X(tm_select) X(tm_merge) X(tm_count)

@@ -74,10 +74,12 @@ void report(const char* what, void (*body)(const void*), unsigned threads, int r
 
 }  // namespace
 
-int main() {
-  report("__shfl_xor_sync, 1 warp", shflXor, 32, 2000, 1);
-  report("__shfl_xor_sync, 2 warps", shflXor, 64, 2000, 1);
-  report("__syncthreads", syncThreads, 64, 250, 2);
-  report("__syncthreads", syncThreads, 256, 250, 2);
+// With an argument, runs only case number argv[1] (0-3).
+int main(int argc, char** argv) {
+  const int only = argc > 1 ? std::atoi(argv[1]) : -1;
+  if (only < 0 || only == 0) report("__shfl_xor_sync, 1 warp", shflXor, 32, 2000, 1);
+  if (only < 0 || only == 1) report("__shfl_xor_sync, 2 warps", shflXor, 64, 2000, 1);
+  if (only < 0 || only == 2) report("__syncthreads", syncThreads, 64, 250, 2);
+  if (only < 0 || only == 3) report("__syncthreads", syncThreads, 256, 250, 2);
   return 0;
 }
