@@ -52,7 +52,7 @@ type tmHit struct {
 	Sim   float64
 }
 
-func flag(b bool) int64 {
+func boolWord(b bool) int64 {
 	if b {
 		return 1
 	}
@@ -64,13 +64,13 @@ func newParams(p *temporal.Params) tmParams {
 	c := &p.Confidence
 	return tmParams{
 		WSim: p.Weights.Sim, WTime: p.Weights.Time, WConf: p.Weights.Conf, WRel: p.Weights.Rel,
-		Combine: int64(p.Combine), MaskExpired: flag(p.MaskExpired), MaskRetired: flag(p.MaskRetired),
-		IgnoreValidity: flag(p.IgnoreValidity), NormalizeSim: flag(p.NormalizeSim), PoolRecency: flag(p.PoolRecency),
-		Adaptive: flag(p.AdaptiveDecay), Pooled: flag(p.Pooled()),
+		Combine: int64(p.Combine), MaskExpired: boolWord(p.MaskExpired), MaskRetired: boolWord(p.MaskRetired),
+		IgnoreValidity: boolWord(p.IgnoreValidity), NormalizeSim: boolWord(p.NormalizeSim), PoolRecency: boolWord(p.PoolRecency),
+		Adaptive: boolWord(p.AdaptiveDecay), Pooled: boolWord(p.Pooled()),
 		OutOfWindow: p.OutOfWindow, EventBoost: p.EventBoost, EventFloor: p.EventFloor, EventGateFactor: p.EventGateFactor,
 		RelevanceThreshold: p.RelevanceThreshold, RelevancePenalty: p.RelevancePenalty, MinSim: p.MinSim, StaleBelow: p.StaleBelow,
 		ConfLambda: temporal.Lambda(c.HalfLife), AlphaPos: c.AlphaPos, AlphaNeg: c.AlphaNeg, Beta: c.Beta,
-		ConfMin: c.Min, ConfMax: c.Max, HoldStatic: flag(c.HoldStatic), HoldVersioned: flag(c.HoldVersioned),
+		ConfMin: c.Min, ConfMax: c.Max, HoldStatic: boolWord(c.HoldStatic), HoldVersioned: boolWord(c.HoldVersioned),
 	}
 }
 
@@ -79,7 +79,7 @@ func newParams(p *temporal.Params) tmParams {
 func newQuery(q *kernels.Query, groupLambda uint64) tmQuery {
 	t := &q.Time
 	return tmQuery{
-		At: t.At, TxAt: t.TxAt, RangeFrom: t.Range.From, RangeTo: t.Range.To, HasRange: flag(t.HasRange),
+		At: t.At, TxAt: t.TxAt, RangeFrom: t.Range.From, RangeTo: t.Range.To, HasRange: boolWord(t.HasRange),
 		Kinds: int64(t.Kinds), Statuses: int64(t.Statuses), GroupLambda: groupLambda,
 		MinSim: math.Inf(1), MaxSim: math.Inf(-1), MinAge: math.Inf(1), MaxAge: math.Inf(-1),
 	}

@@ -178,7 +178,7 @@ func (b *Backend) sync(bt *kernels.Batch) error {
 	}
 	r.n, r.seq = n, next
 	c := tmCorpus{Vecs: r.vecs.ptr, Cols: r.cols.ptr, Kind: r.kind.ptr, Status: r.status.ptr, Group: r.group.ptr,
-		IDs: r.ids.ptr, N: int64(n), Dim: int64(bt.Dim), BF16: flag(r.bf16), ColStride: int64(r.rows)}
+		IDs: r.ids.ptr, N: int64(n), Dim: int64(bt.Dim), BF16: boolWord(r.bf16), ColStride: int64(r.rows)}
 	p, sz := bytesOf(&c)
 	return d.upload(r.corpus, 0, p, sz)
 }

@@ -18,12 +18,13 @@ import (
 // supersessions written to two databases, the same searches now and as of
 // past times, the same hits and scores.
 func TestEngineSearchOnEmulatedDevice(t *testing.T) {
-	dev, err := cuda.Open(&cuda.Options{Library: cuda.FakeLibrary(t)})
+	dev, err := cuda.Open(&cuda.Options{Library: cuda.DeviceLibrary(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	be := cuda.NewBackend(dev, &cuda.BackendOptions{Threads: 32, Blocks: 2, Chunk: 64})
+	o := cuda.DeviceOptions()
+	be := cuda.NewBackend(dev, &o)
 	defer be.Close()
 	ctx := context.Background()
 	open := func(o *tidemark.Options) (*tidemark.DB, *tidemark.Collection) {

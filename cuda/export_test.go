@@ -2,10 +2,17 @@ package cuda
 
 import "testing"
 
-// FakeLibrary is the emulated driver TestMain built, for the external
-// tests; it skips the test when there is none.
-func FakeLibrary(t testing.TB) string {
+// DeviceLibrary is the driver the external tests open: the emulated one
+// TestMain built, or the machine's under -gpu ("", the default); it skips
+// the test when there is neither.
+func DeviceLibrary(t testing.TB) string {
 	t.Helper()
+	if *realGPU {
+		return ""
+	}
 	needFake(t)
 	return fakeLib
 }
+
+// DeviceOptions are the backend options the tests use on that driver.
+func DeviceOptions() BackendOptions { return testOptions() }

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -20,8 +21,14 @@ import (
 )
 
 // fakeLib is the fake libcuda.so.1 TestMain built, "" when g++ is missing
-// (and the emulated checks are not required).
+// (and the emulated checks are not required) or under -gpu.
 var fakeLib string
+
+// realGPU runs the backend's tests on the machine's driver and GPU
+// instead of the emulation: go test ./cuda -gpu is the one command that
+// verifies the backend on real hardware. The fake driver's error-path
+// tests skip then.
+var realGPU = flag.Bool("gpu", false, "run the backend tests on the real CUDA driver and GPU (libcuda.so.1) instead of the emulated device")
 
 // The fake driver's test controls (cuda/emu/fakecuda.cpp).
 var (
@@ -34,6 +41,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if *realGPU {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "tidemark-fakecuda-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -75,10 +86,13 @@ func bindControls(path string) error {
 	return nil
 }
 
-// needFake skips a test without the fake driver (g++ missing, checks not
-// required).
+// needFake skips a test without the fake driver (g++ missing and checks
+// not required, or -gpu).
 func needFake(t testing.TB) {
 	t.Helper()
+	if *realGPU {
+		t.Skip("-gpu: the fake driver's controls are not there")
+	}
 	if fakeLib == "" {
 		t.Skip("g++ not installed: the emulated device is not built (set TIDEMARK_CUDA_CHECKS to require it)")
 	}
@@ -99,10 +113,34 @@ func openFake(t testing.TB) *Device {
 	return d
 }
 
+// openDevice opens the device the backend tests run on: the real GPU
+// under -gpu, else the emulated one.
+func openDevice(t testing.TB) *Device {
+	t.Helper()
+	if !*realGPU {
+		return openFake(t)
+	}
+	d, err := Open(nil)
+	if err != nil {
+		t.Fatalf("-gpu: %v", err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
 // emulated are the backend options for the emulated device: small blocks
 // and chunks, so that a launch's threads are few and several blocks and
 // chunks run even on small batches.
 var emulated = BackendOptions{Threads: 64, Blocks: 3, Chunk: 40}
+
+// testOptions are the backend options of the tests: the defaults on a
+// real GPU, emulated's on the emulation.
+func testOptions() BackendOptions {
+	if *realGPU {
+		return BackendOptions{}
+	}
+	return emulated
+}
 
 func inject(t *testing.T, entry string, result int) {
 	t.Helper()
@@ -288,9 +326,9 @@ func testBatch(t testing.TB, r *rand.Rand, n, dim int) (*kernels.Batch, *kernels
 // method, odd dimensions, guard padding, masks, top-k against a full sort,
 // ScoreMany against TopK, bad input, cancellation, concurrent calls, at
 // sizes an emulated device runs in seconds.
-func TestBackendEmulatedSharedBody(t *testing.T) {
-	d := openFake(t)
-	be := NewBackend(d, &emulated)
+func TestBackendSharedBody(t *testing.T) {
+	d := openDevice(t)
+	be := NewBackend(d, ptr(testOptions()))
 	defer be.Close()
 	backendtest.Run(t, be, backendtest.Options{
 		Dims: []int{1, 2, 3, 5, 8, 16, 17, 31, 32, 33, 67, 384, 768, 777, 1024, 1536},
@@ -304,8 +342,8 @@ func TestBackendEmulatedSharedBody(t *testing.T) {
 // float64 cosine over the rounded vectors; the scores are the CPU's on
 // the rounded vectors.
 func TestBackendBF16(t *testing.T) {
-	d := openFake(t)
-	o := emulated
+	d := openDevice(t)
+	o := testOptions()
 	o.BF16 = true
 	be := NewBackend(d, &o)
 	defer be.Close()
@@ -383,8 +421,8 @@ func cloneBatch(t testing.TB, b *kernels.Batch) *kernels.Batch {
 // and a different batch replaces the copy — each time the results are
 // the CPU backend's.
 func TestResidentCorpusFollowsTheBatch(t *testing.T) {
-	d := openFake(t)
-	be := NewBackend(d, &emulated)
+	d := openDevice(t)
+	be := NewBackend(d, ptr(testOptions()))
 	defer be.Close()
 	r := rand.New(rand.NewPCG(7, 8))
 	bt, q := testBatch(t, r, 40, 16)
@@ -438,8 +476,8 @@ func TestResidentCorpusFollowsTheBatch(t *testing.T) {
 // then 5 queries; tm_fused's two passes for a pooled method) returns the
 // CPU backend's hits, at dimensions that leave partial column steps.
 func TestScoreManyTiled(t *testing.T) {
-	d := openFake(t)
-	be := NewBackend(d, &emulated)
+	d := openDevice(t)
+	be := NewBackend(d, ptr(testOptions()))
 	defer be.Close()
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, dim := range []int{5, 33, 100} {
@@ -477,3 +515,5 @@ func TestScoreManyTiled(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -28,11 +28,11 @@
 // for rows whose similarity bound could enter some query's top k — and
 // finds the few (row, query) pairs that can enter a top k with one
 // float32 comparison per sixteen queries (simd.AboveLines), checking those
-// exactly. It is the only
-// production backend today; [Plain] is the naive baseline the benchmarks
-// compare it with. There is no GPU backend: a CUDA one
-// behind the same [Backend] interface is planned, not built. The shared
-// test body runs over [Backends] and [Plain].
+// exactly. [Plain] is the naive baseline the benchmarks compare it with.
+// Package cuda is the GPU backend behind the same [Backend] interface; it
+// validates its input with [Prepare] and follows a batch's in-place writes
+// through [Batch.Changed]. The shared test body (package backendtest) runs
+// over [Backends], [Plain] and the cuda backend.
 //
 // # Rescoring
 //
