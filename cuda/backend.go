@@ -433,11 +433,6 @@ func (b *Backend) group(ctx context.Context, c *call, lo, hi int) error {
 	if c.scoreAll {
 		return b.fetchScores(c, n)
 	}
-	if c.count {
-		if err := b.countReasons(c, lo, nq, n); err != nil {
-			return err
-		}
-	}
 	return b.selectTopK(c, lo, nq, n)
 }
 
@@ -463,58 +458,60 @@ func (b *Backend) fetchScores(c *call, n int) error {
 	return nil
 }
 
-// countReasons adds each query's reason counts (tm_count) to its Stats.
-func (b *Backend) countReasons(c *call, lo, nq, n int) error {
-	d := b.dev
-	zero := make([]uint32, nq*16)
-	if err := d.upload(b.counts, 0, unsafe.Pointer(&zero[0]), uintptr(len(zero))*4); err != nil {
-		return err
-	}
-	if err := d.launch("tm_count", [3]uint32{uint32(b.o.Blocks), 1, 1}, [3]uint32{uint32(b.o.Threads), 1, 1}, 0,
-		b.reasons, int64(n), int32(nq), b.counts); err != nil {
-		return err
-	}
-	if err := d.download(unsafe.Pointer(&zero[0]), b.counts, 0, uintptr(len(zero))*4); err != nil {
-		return err
-	}
-	for j := 0; j < nq; j++ {
-		st := &c.stats[lo+j]
-		for r := 0; r < 16; r++ {
-			v := int(zero[j*16+r])
-			if r == 0 {
-				st.Scored += v
-			} else if r < len(st.Removed) {
-				st.Removed[r] += v
-			}
-		}
-	}
-	return nil
-}
-
-// selectTopK runs the selection per chunk and the merge per query on the
-// device and downloads each query's k best.
+// selectTopK runs the selection per chunk (counting the reasons for
+// TopK's Stats on the way) and, over several chunks, the merge per query on
+// the device, and downloads each query's k best.
 func (b *Backend) selectTopK(c *call, lo, nq, n int) error {
 	d, k := b.dev, c.k
-	if k == 0 {
+	if k == 0 && !c.count {
 		return nil
 	}
 	chunks := (n + b.o.Chunk - 1) / b.o.Chunk
-	if err := b.ensure(&b.hits, uintptr(nq*chunks*k)*unsafe.Sizeof(tmHit{})); err != nil {
+	kk := max(k, 1) // a selection of none still counts
+	if err := b.ensure(&b.hits, uintptr(nq*chunks*kk)*unsafe.Sizeof(tmHit{})); err != nil {
 		return err
 	}
-	if err := b.ensure(&b.merged, uintptr(nq*k)*unsafe.Sizeof(tmHit{})); err != nil {
-		return err
+	counts := buffer{}
+	var zero []uint32
+	if c.count {
+		zero = make([]uint32, nq*16)
+		if err := d.upload(b.counts, 0, unsafe.Pointer(&zero[0]), uintptr(len(zero))*4); err != nil {
+			return err
+		}
+		counts = b.counts
 	}
 	block := [3]uint32{uint32(b.o.Threads), 1, 1}
 	if err := d.launch("tm_select", [3]uint32{uint32(chunks), uint32(nq), 1}, block, 0,
-		b.scores, b.sims, b.res.ids, int64(0), int64(n), int32(k), int64(b.o.Chunk), b.hits); err != nil {
+		b.scores, b.sims, b.reasons, b.res.ids, int64(0), int64(n), int32(kk), int64(b.o.Chunk), b.hits, counts); err != nil {
 		return err
 	}
-	if err := d.launch("tm_merge", [3]uint32{uint32(nq), 1, 1}, block, 0, b.hits, int32(chunks*k), int32(k), b.merged); err != nil {
-		return err
+	if c.count {
+		if err := d.download(unsafe.Pointer(&zero[0]), b.counts, 0, uintptr(len(zero))*4); err != nil {
+			return err
+		}
+		for j := 0; j < nq; j++ {
+			st := &c.stats[lo+j]
+			st.Scored += int(zero[j*16])
+			for r := 1; r < 16 && r < len(st.Removed); r++ {
+				st.Removed[r] += int(zero[j*16+r])
+			}
+		}
+	}
+	if k == 0 {
+		return nil
+	}
+	final := b.hits // one chunk: its k are the query's
+	if chunks > 1 {
+		if err := b.ensure(&b.merged, uintptr(nq*k)*unsafe.Sizeof(tmHit{})); err != nil {
+			return err
+		}
+		if err := d.launch("tm_merge", [3]uint32{uint32(nq), 1, 1}, block, 0, b.hits, int32(chunks*k), int32(k), b.merged); err != nil {
+			return err
+		}
+		final = b.merged
 	}
 	out := make([]tmHit, nq*k)
-	if err := d.download(unsafe.Pointer(&out[0]), b.merged, 0, uintptr(len(out))*unsafe.Sizeof(tmHit{})); err != nil {
+	if err := d.download(unsafe.Pointer(&out[0]), final, 0, uintptr(len(out))*unsafe.Sizeof(tmHit{})); err != nil {
 		return err
 	}
 	for j := 0; j < nq; j++ {

@@ -131,7 +131,7 @@ func openDevice(t testing.TB) *Device {
 // emulated are the backend options for the emulated device: small blocks
 // and chunks, so that a launch's threads are few and several blocks and
 // chunks run even on small batches.
-var emulated = BackendOptions{Threads: 64, Blocks: 3, Chunk: 40}
+var emulated = BackendOptions{Threads: 32, Blocks: 2, Chunk: 40}
 
 // testOptions are the backend options of the tests: the defaults on a
 // real GPU, emulated's on the emulation.

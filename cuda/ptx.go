@@ -15,7 +15,7 @@ import _ "embed"
 var ptx string
 
 // kernelNames are the kernels Open looks up in the module.
-var kernelNames = []string{"tm_fused", "tm_tile", "tm_select", "tm_merge", "tm_count"}
+var kernelNames = []string{"tm_fused", "tm_tile", "tm_select", "tm_merge"}
 
 // ptxCompileArgs is the go:generate command's arguments, which
 // TestPTXUpToDate runs again.

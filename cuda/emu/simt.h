@@ -19,9 +19,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -124,9 +121,11 @@ struct Fault : std::runtime_error {
 // equal) sees the rendezvous complete, and completes it. Waiters sleep on a
 // separate 32-bit generation word with std::atomic::wait (a futex): the
 // completer bumps it and wakes them, and none of them has to re-acquire a
-// lock on the way out. A mutex and condition variable, shared by the whole
-// launch, would make every wake-up a convoy through that mutex; that cost
-// about 1 ms per rendezvous with a few dozen threads on two cores.
+// lock on the way out. (A mutex and condition variables shared by the whole
+// launch made every wake-up a convoy through that mutex: 0.3 ms per warp
+// rendezvous, 3 ms per __syncthreads of 256 threads, on two cores.) The
+// launch's mutex remains for the rare paths only: block start and end,
+// thread end, abort.
 //
 // Generation words count in steps of 2; bit 0 is set once the launch
 // aborts, which changes the word and so also wakes (and unwinds) sleepers.
@@ -138,24 +137,21 @@ inline constexpr uint32_t arrivedOf(uint64_t s) { return static_cast<uint32_t>(s
 inline constexpr uint32_t liveOf(uint64_t s) { return static_cast<uint32_t>(s >> 32); }
 inline constexpr uint64_t kLiveOne = uint64_t{1} << 32;
 
-// Sleeps until `gen` moves on from `seen`; unwinds if it moved because the
-// launch aborted. A launch that fails after this rendezvous completed may
-// unwind here too: it fails either way.
+// A waiter yields this many times before it sleeps. On a 2-core VM with 32
+// threads per warp, where a futex sleep plus its wake-up costs several times
+// a yield, going straight to sleep made a warp rendezvous about twice as
+// slow: yielding lets the lanes yet to arrive run, and mostly the rendezvous
+// completes before the waiter has to sleep (and be woken). Spinning without
+// yielding (pause) was far worse: it takes the core from those lanes.
+inline constexpr int kYieldsBeforeSleep = 4;
+
+// Waits until `gen` moves on from `seen`; unwinds if it moved because the
+// launch aborted (a launch that fails just after this rendezvous completed
+// may unwind here too: it fails either way).
 inline void awaitGeneration(const std::atomic<uint32_t>& gen, uint32_t seen) {
+  for (int i = 0; i < kYieldsBeforeSleep && gen.load(std::memory_order_acquire) == seen; ++i)
+    std::this_thread::yield();
   uint32_t now;
-  // std::atomic::wait spins briefly (libstdc++: a dozen pauses and a few
-  // yields) before the futex; longer spinning measured no better on two
-  // cores, where a spinning waiter takes the CPU from a lane yet to arrive.
-  static const int kSpin = getenv("TM_SPIN") ? atoi(getenv("TM_SPIN")) : 0;
-  static const int kMode = getenv("TM_MODE") ? atoi(getenv("TM_MODE")) : 0;
-  for (int i = 0; i < kSpin && gen.load(std::memory_order_acquire) == seen; ++i) {
-    if (kMode == 0) std::this_thread::yield(); else __builtin_ia32_pause();
-  }
-  static const int kFutex = getenv("TM_FUTEX") ? atoi(getenv("TM_FUTEX")) : 0;
-  if (kFutex) {
-    while ((now = gen.load(std::memory_order_acquire)) == seen)
-      syscall(SYS_futex, &gen, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
-  } else
   while ((now = gen.load(std::memory_order_acquire)) == seen) gen.wait(seen, std::memory_order_acquire);
   if (now & kAbortBit) throw Aborted{};
 }
@@ -271,9 +267,6 @@ class Launch {
   uint3 blockCoord(unsigned long long b) const {
     return uint3{static_cast<unsigned>(b % grid_.x), static_cast<unsigned>(b / grid_.x % grid_.y),
                  static_cast<unsigned>(b / (static_cast<unsigned long long>(grid_.x) * grid_.y))};
-  }
-  void throwIfAborted() const {
-    if (aborted_.load()) throw Aborted{};
   }
   // Called by the one thread whose arrival or exit made every live thread
   // of the block arrived. Until the generation moves on, nobody else touches

@@ -389,12 +389,23 @@ __device__ static void tm_block_best(TmHit* h) {
 // worse than the last one taken — the ranking is a strict order (ids are
 // unique), so nothing is taken twice and nothing needs marking. Removed
 // rows (NaN scores) never enter. out[(query·chunks + chunk)·k + t]; rounds
-// past the chunk's kept rows leave index −1.
-extern "C" __global__ void tm_select(const double* scores, const float* sims, const unsigned long long* ids,
-                                     long long row0, long long nrows, int k, long long chunk, TmHit* out) {
+// past the chunk's kept rows leave index −1. When counts is not null the
+// chunk's reason codes are added to counts[query·16 + reason] first (in
+// shared memory, then once per block to the global counters).
+extern "C" __global__ void tm_select(const double* scores, const float* sims, const unsigned char* reasons,
+                                     const unsigned long long* ids, long long row0, long long nrows, int k,
+                                     long long chunk, TmHit* out, unsigned* counts) {
+  __shared__ unsigned s_count[16];
   const long long j = blockIdx.y, lo = (long long)blockIdx.x * chunk;
   const long long hi = lo + chunk < nrows ? lo + chunk : nrows;
   TmHit* dst = out + ((long long)j * gridDim.x + blockIdx.x) * k;
+  if (counts != 0) {
+    if (threadIdx.x < 16) s_count[threadIdx.x] = 0;
+    __syncthreads();
+    for (long long r = lo + threadIdx.x; r < hi; r += blockDim.x) atomicAdd(&s_count[reasons[j * nrows + r] & 15], 1u);
+    __syncthreads();
+    if (threadIdx.x < 16 && s_count[threadIdx.x] != 0) atomicAdd(&counts[j * 16 + threadIdx.x], s_count[threadIdx.x]);
+  }
   double lastScore = TM_INF;
   unsigned long long lastID = 0;
   int first = 1;
@@ -460,22 +471,4 @@ extern "C" __global__ void tm_merge(const TmHit* in, int m, int k, TmHit* out) {
   }
 }
 
-// tm_count adds each query's reason codes over rows [0, nrows) to counts
-// (query·16 + reason): a block's counts gather in shared memory first, so
-// that each block adds to a global counter once.
-extern "C" __global__ void tm_count(const unsigned char* reasons, long long nrows, int nq, unsigned* counts) {
-  __shared__ unsigned s_count[TM_MAXQ * 16];
-  for (int u = threadIdx.x; u < TM_MAXQ * 16; u += blockDim.x) s_count[u] = 0;
-  __syncthreads();
-  for (int j = 0; j < nq; j++) {
-    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < nrows; r += (long long)gridDim.x * blockDim.x) {
-      atomicAdd(&s_count[j * 16 + (reasons[(long long)j * nrows + r] & 15)], 1u);
-    }
-  }
-  __syncthreads();
-  for (int u = threadIdx.x; u < nq * 16; u += blockDim.x) {
-    if (s_count[u] != 0) atomicAdd(&counts[u], s_count[u]);
-  }
-}
-
-#define TM_KERNEL_LIST(X) X(tm_fused) X(tm_tile) X(tm_select) X(tm_merge) X(tm_count)
+#define TM_KERNEL_LIST(X) X(tm_fused) X(tm_tile) X(tm_select) X(tm_merge)

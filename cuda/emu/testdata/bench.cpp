@@ -1,7 +1,9 @@
 // bench: the cost of one rendezvous in the SIMT emulator (simt.h).
 //
 // Build and run (from the repository root):
-//   g++ -std=c++20 -O1 -pthread -o /tmp/bench cuda/emu/testdata/bench.cpp && /tmp/bench
+//   g++ -std=c++20 -O1 -pthread -o /tmp/bench cuda/emu/testdata/bench.cpp && /tmp/bench [case]
+// It is not part of the self-test: timings on a shared machine are noisy, so
+// compare builds by running them alternately, several times.
 //
 // Each case launches one block whose threads do N rendezvous; the time per
 // rendezvous is (median launch − median empty launch) / N, medians of 5, so
