@@ -333,6 +333,13 @@ func runKernelsCUDA(ctx context.Context, c *KernelsConfig) (*KernelsReport, erro
 	p := temporal.Preset(c.Method)
 	for _, dim := range c.Dims {
 		for _, n := range c.Ns {
+			// The corpus and the per-call scores (8 bytes per row and
+			// query) must fit beside each other in device memory.
+			need := float64(n) * (float64(dim)*elem + 13*4 + 16 + float64(min(maxInt(c.Queries), 16))*(8+4+1))
+			if need > 0.8*float64(info.MemoryBytes) {
+				progress(c.Progress, "n=%d dim=%d: skipped, needs %.1f GB of the device's %.1f\n", n, dim, need/1e9, float64(info.MemoryBytes)/1e9)
+				continue
+			}
 			b, qs := syntheticBatch(n, dim, maxInt(c.Queries), c.Seed)
 			single := 0.0
 			for _, nq := range c.Queries {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -84,7 +85,7 @@ func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	method := fs.String("method", "tidemark", "scoring method: "+methodList())
 	copyMiB := fs.Int("copy-mib", 512, "size of the memory-copy and read baselines in MiB")
 	asJSON := fs.Bool("json", false, "print JSON")
-	backend := fs.String("backend", "cpu", "the fused stage to measure: cpu, or cuda (the GPU through libcuda: $TIDEMARK_LIBCUDA or "+cuda.DefaultLibrary+")")
+	backend := fs.String("backend", "cpu", "the fused stage to measure: cpu, or cuda (the GPU through libcuda: $TIDEMARK_LIBCUDA or "+cuda.DefaultLibrary+"; then --n defaults to 100000,1000000,10000000, the sizes that fit, and --queries to 1,64)")
 	bf16 := fs.Bool("bf16", false, "with --backend cuda: keep the corpus on the device as bfloat16")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -112,6 +113,18 @@ func runBenchKernels(args []string, stdout, stderr io.Writer) error {
 	}{{*ns, &cfg.Ns}, {*dims, &cfg.Dims}, {*queries, &cfg.Queries}} {
 		if *f.dst, err = intList(f.s); err != nil {
 			return err
+		}
+	}
+	if cfg.CUDA != nil {
+		// The GPU's own matrix unless the flags say otherwise: 1e5 to
+		// 1e7 rows (those that fit), one query and 64.
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["n"] {
+			cfg.Ns = []int{100_000, 1_000_000, 10_000_000}
+		}
+		if !set["queries"] {
+			cfg.Queries = []int{1, 64}
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
