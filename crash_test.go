@@ -203,9 +203,13 @@ func TestCrashRecovery(t *testing.T) {
 			}
 			close(lines)
 		}()
-		// Wait for the first acknowledgement, then kill at a random moment.
+		// Wait for a random number of acknowledged batches (1–10: so that
+		// the living-memory records, which the child writes after every
+		// few batches, run in some cycles however slow a loaded machine
+		// makes it), then kill at a random moment.
 		var got []string
 		first := true
+		batches, wantBatches := 0, 1+rng.IntN(10)
 		deadline := time.After(60 * time.Second)
 		kill := time.After(time.Hour)
 	read:
@@ -216,7 +220,11 @@ func TestCrashRecovery(t *testing.T) {
 					break read
 				}
 				got = append(got, l)
-				if first {
+				var c, n, i int
+				if _, err := fmt.Sscanf(l, "ack c%d-%d-%d", &c, &n, &i); err == nil {
+					batches = max(batches, n+1)
+				}
+				if first && batches >= wantBatches {
 					first = false
 					kill = time.After(time.Duration(rng.IntN(150)) * time.Millisecond)
 				}

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -17,9 +18,9 @@ type BackendOptions struct {
 	// BF16 keeps the corpus's vectors on the device as bfloat16 (half the
 	// bytes of float32: a scan reads half as much). Products still
 	// accumulate in float32; a stored element is the float32 rounded to
-	// its 8 leading mantissa bits, so a cosine of unit vectors moves by
-	// at most 2⁻⁹ (|Σ q·(v − bf16(v))| ≤ 2⁻⁹·Σ|q·v| ≤ 2⁻⁹), which is
-	// the bound TestBackendBF16 checks.
+	// 8 significant bits, within 2⁻⁸ of it relative, so a cosine of unit
+	// vectors moves by at most 2⁻⁸ (|Σ q·(v − bf16(v))| ≤ 2⁻⁸·Σ|q·v| ≤
+	// 2⁻⁸), the bound TestBackendBF16 checks.
 	BF16 bool
 	// Threads is the threads per block (a multiple of 32 up to 512, the
 	// kernels' TM_MAX_WARPS; default 256) and Blocks the blocks of a
@@ -29,6 +30,11 @@ type BackendOptions struct {
 	// (default 4096): every chunk's k cross to the merge on the device,
 	// and only the final k cross the bus.
 	Chunk int
+	// Resident is the number of batches kept on the device at once
+	// (default 8: a service's collections each keep theirs); the least
+	// recently used is dropped for a new one, and when the device runs
+	// out of memory.
+	Resident int
 }
 
 // Backend is the fused stage on a CUDA device, a kernels.Backend: the
@@ -44,8 +50,9 @@ type Backend struct {
 	dev *Device
 	o   BackendOptions
 
-	mu  sync.Mutex // one call at a time: the buffers below are shared
-	res resident
+	mu   sync.Mutex  // one call at a time: the buffers below are shared
+	res  *resident   // the current call's batch
+	kept []*resident // the batches on the device, most recently used first
 	// per-call buffers, grown as needed
 	params, queries, qvecs, lambdas, sims, scores, reasons, stats, hits, merged, counts buffer
 }
@@ -66,6 +73,9 @@ func NewBackend(dev *Device, o *BackendOptions) *Backend {
 	if b.o.Chunk <= 0 {
 		b.o.Chunk = 4096
 	}
+	if b.o.Resident <= 0 {
+		b.o.Resident = 8
+	}
 	return b
 }
 
@@ -78,13 +88,16 @@ func (b *Backend) Name() string {
 	return s
 }
 
-// Close frees the backend's device memory. The backend is not usable
-// afterwards.
+// Close frees the backend's device memory; a later call uploads its
+// batch again.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.dev.do(func() error {
-		b.res.free(b.dev)
+		for _, r := range b.kept {
+			r.free(b.dev)
+		}
+		b.kept, b.res = nil, nil
 		for _, buf := range []*buffer{&b.params, &b.queries, &b.qvecs, &b.lambdas, &b.sims, &b.scores, &b.reasons, &b.stats, &b.hits, &b.merged, &b.counts} {
 			b.dev.free(buf)
 		}
@@ -116,18 +129,61 @@ func (r *resident) free(d *Device) {
 	*r = resident{}
 }
 
+// residentFor returns bt's device copy, most recently used first: a new,
+// empty one (the least recently used dropped beyond Resident) when bt has
+// none.
+func (b *Backend) residentFor(bt *kernels.Batch) *resident {
+	for i, r := range b.kept {
+		if r.batch == bt {
+			copy(b.kept[1:i+1], b.kept[:i])
+			b.kept[0] = r
+			return r
+		}
+	}
+	if len(b.kept) >= b.o.Resident {
+		b.kept[len(b.kept)-1].free(b.dev)
+		b.kept = b.kept[:len(b.kept)-1]
+	}
+	r := &resident{}
+	b.kept = append([]*resident{r}, b.kept...)
+	return r
+}
+
 // sync brings the device copy of bt up to date (owner thread): the whole
-// batch when it is new, shrank, outgrew its allocation or its change log
-// lost track; otherwise its appended rows and the rows changed in place.
+// batch when it is new, shrank, outgrew its allocation, changed more than
+// a quarter of its rows or its change log lost track; otherwise its
+// appended rows and the rows changed in place, copied as runs of nearby
+// rows. When the device is out of memory the other batches' copies are
+// dropped and the upload tried once more.
 func (b *Backend) sync(bt *kernels.Batch) error {
-	r, d := &b.res, b.dev
+	r := b.residentFor(bt)
+	b.res = r
+	err := b.syncResident(r, bt)
+	var e *Error
+	if errors.As(err, &e) && e.Code == cudaErrorOutOfMem && len(b.kept) > 1 {
+		for _, o := range b.kept[1:] {
+			o.free(b.dev)
+		}
+		b.kept = b.kept[:1]
+		err = b.syncResident(r, bt)
+	}
+	return err
+}
+
+func (b *Backend) syncResident(r *resident, bt *kernels.Batch) error {
+	d := b.dev
 	n := bt.Len()
 	changed, next, complete := bt.ChangedSince(r.seq)
-	full := r.batch != bt || r.dim != bt.Dim || n < r.n || n > r.rows || !complete || r.bf16 != b.o.BF16
+	full := r.batch != bt || r.dim != bt.Dim || n < r.n || n > r.rows || !complete || r.bf16 != b.o.BF16 ||
+		len(changed) > max(r.n/4, 64)
 	if full {
+		rows := n // exactly the batch's rows on a first upload; room to grow after that
+		if r.batch == bt && n > r.rows {
+			rows = n + n/2
+		}
 		r.free(d)
 		r.batch, r.dim, r.bf16 = bt, bt.Dim, b.o.BF16
-		r.rows = max(n+n/2, 1024)
+		r.rows = max(rows, 64)
 		r.elemSize = 4
 		if r.bf16 {
 			r.elemSize = 2
@@ -157,23 +213,20 @@ func (b *Backend) sync(bt *kernels.Batch) error {
 				return err
 			}
 		}
-		if len(changed) > 0 {
-			lo, hi := slices.Min(changed), slices.Max(changed)+1
-			hi = min(hi, r.n) // rows past r.n were copied whole above
-			if lo < hi {
-				if err := b.copyColumns(bt, lo, hi); err != nil {
-					r.free(d)
-					return err
-				}
-				for _, i := range changed {
-					if i < r.n {
-						if err := b.copyVectors(bt, i, i+1); err != nil {
-							r.free(d)
-							return err
-						}
-					}
-				}
+		// The rows changed in place before r.n, sorted and deduplicated,
+		// copied as runs: rows at most 64 apart share a copy.
+		rows := slices.Sorted(slices.Values(changed))
+		rows = slices.Compact(rows)
+		for i := 0; i < len(rows) && rows[i] < r.n; {
+			j := i + 1
+			for j < len(rows) && rows[j] < r.n && rows[j]-rows[j-1] <= 64 {
+				j++
 			}
+			if err := b.copyRows(bt, rows[i], rows[j-1]+1); err != nil {
+				r.free(d)
+				return err
+			}
+			i = j
 		}
 	}
 	r.n, r.seq = n, next
@@ -197,7 +250,7 @@ func (b *Backend) copyRows(bt *kernels.Batch, lo, hi int) error {
 // copyVectors copies the vectors of rows [lo, hi), as bfloat16 when the
 // copy is.
 func (b *Backend) copyVectors(bt *kernels.Batch, lo, hi int) error {
-	r, d, dim := &b.res, b.dev, bt.Dim
+	r, d, dim := b.res, b.dev, bt.Dim
 	src := bt.Vectors[lo*dim : hi*dim]
 	if !r.bf16 {
 		return d.upload(r.vecs, uintptr(lo*dim)*4, unsafe.Pointer(&src[0]), uintptr(len(src))*4)
@@ -218,7 +271,7 @@ func (b *Backend) copyVectors(bt *kernels.Batch, lo, hi int) error {
 
 // copyColumns copies the metadata of rows [lo, hi).
 func (b *Backend) copyColumns(bt *kernels.Batch, lo, hi int) error {
-	r, d := &b.res, b.dev
+	r, d := b.res, b.dev
 	cols := [numColumns][]float32{bt.Created, bt.ValidFrom, bt.ValidTo, bt.RecordedAt, bt.RetiredAt, bt.Lambda,
 		bt.Floor, bt.BaseConf, bt.ConfFrom, bt.Access, bt.Positive, bt.Negative, bt.Degree}
 	m := uintptr(hi - lo)
@@ -462,12 +515,14 @@ func (b *Backend) fetchScores(c *call, n int) error {
 // TopK's Stats on the way) and, over several chunks, the merge per query on
 // the device, and downloads each query's k best.
 func (b *Backend) selectTopK(c *call, lo, nq, n int) error {
-	d, k := b.dev, c.k
+	// No more than n results exist, nor more than a chunk's rows in one
+	// chunk: k beyond them would only grow the buffers.
+	d, k := b.dev, min(c.k, n)
 	if k == 0 && !c.count {
 		return nil
 	}
 	chunks := (n + b.o.Chunk - 1) / b.o.Chunk
-	kk := max(k, 1) // a selection of none still counts
+	kk := max(min(k, b.o.Chunk), 1) // a selection of none still counts
 	if err := b.ensure(&b.hits, uintptr(nq*chunks*kk)*unsafe.Sizeof(tmHit{})); err != nil {
 		return err
 	}
@@ -505,7 +560,7 @@ func (b *Backend) selectTopK(c *call, lo, nq, n int) error {
 		if err := b.ensure(&b.merged, uintptr(nq*k)*unsafe.Sizeof(tmHit{})); err != nil {
 			return err
 		}
-		if err := d.launch("tm_merge", [3]uint32{uint32(nq), 1, 1}, block, 0, b.hits, int32(chunks*k), int32(k), b.merged); err != nil {
+		if err := d.launch("tm_merge", [3]uint32{uint32(nq), 1, 1}, block, 0, b.hits, int32(chunks*kk), int32(k), b.merged); err != nil {
 			return err
 		}
 		final = b.merged

@@ -47,8 +47,9 @@ type Device struct {
 	ordinal int32
 	info    Info
 	calls   chan func()
-	mu      sync.Mutex // guards closed against Close racing a call
+	mu      sync.Mutex // guards closed and lost against Close racing a call
 	closed  bool
+	lost    error // set by a sticky driver error: every later call returns it
 	done    chan struct{}
 
 	// Owned by the thread: valid between open and close.
@@ -199,20 +200,61 @@ func (d *Device) release() {
 	}
 }
 
-// ErrClosed is returned by a Device (and a Backend over it) after Close.
-var ErrClosed = errors.New("cuda: device closed")
+// ErrClosed is returned by a Device (and a Backend over it) after Close;
+// ErrLost after an error that leaves the context unusable (an illegal
+// address or a failed launch on a real GPU: the driver reports it again to
+// every later call), wrapped with that error. Close the device and open
+// it again.
+var (
+	ErrClosed = errors.New("cuda: device closed")
+	ErrLost   = errors.New("cuda: device context lost")
+)
 
-// do runs f on the owner thread and returns its error.
+// stickyCodes are the CUresults after which a context is unusable.
+var stickyCodes = map[int]bool{
+	700: true, // CUDA_ERROR_ILLEGAL_ADDRESS
+	714: true, // CUDA_ERROR_HARDWARE_STACK_ERROR
+	715: true, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+	716: true, // CUDA_ERROR_MISALIGNED_ADDRESS
+	717: true, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+	718: true, // CUDA_ERROR_INVALID_PC
+	719: true, // CUDA_ERROR_LAUNCH_FAILED
+}
+
+// do runs f on the owner thread and returns its error. A panic in f is
+// returned as an error (the owner goroutine must survive it), and a
+// sticky driver error marks the device lost.
 func (d *Device) do(f func() error) error {
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
 		return ErrClosed
 	}
+	if d.lost != nil {
+		err := d.lost
+		d.mu.Unlock()
+		return err
+	}
 	errc := make(chan error, 1)
-	d.calls <- func() { errc <- f() }
+	d.calls <- func() {
+		defer func() {
+			if r := recover(); r != nil {
+				errc <- fmt.Errorf("cuda: panic on the device's thread: %v", r)
+			}
+		}()
+		errc <- f()
+	}
 	d.mu.Unlock()
-	return <-errc
+	err := <-errc
+	var e *Error
+	if errors.As(err, &e) && stickyCodes[e.Code] {
+		d.mu.Lock()
+		if d.lost == nil {
+			d.lost = fmt.Errorf("%w: %w", ErrLost, err)
+		}
+		d.mu.Unlock()
+	}
+	return err
 }
 
 // Info describes the device.
@@ -265,13 +307,15 @@ func (d *Device) upload(b buffer, off uintptr, src unsafe.Pointer, n uintptr) er
 	if off > b.size || n > b.size-off {
 		return fmt.Errorf("cuda: upload of %d bytes at %d into a %d-byte buffer", n, off, b.size)
 	}
-	for n > 0 {
-		c := min(n, stagingBytes)
-		copy(unsafe.Slice((*byte)(d.staging), c), unsafe.Slice((*byte)(src), c))
-		if err := d.drv.check("cuMemcpyHtoD_v2", d.drv.cuMemcpyHtoD(b.ptr+uint64(off), d.staging, c)); err != nil {
+	for done := uintptr(0); done < n; {
+		c := min(n-done, stagingBytes)
+		// src+done stays inside the source (never one past its end, which
+		// the race detector's pointer checks reject).
+		copy(unsafe.Slice((*byte)(d.staging), c), unsafe.Slice((*byte)(unsafe.Add(src, done)), c))
+		if err := d.drv.check("cuMemcpyHtoD_v2", d.drv.cuMemcpyHtoD(b.ptr+uint64(off+done), d.staging, c)); err != nil {
 			return err
 		}
-		src, off, n = unsafe.Add(src, c), off+c, n-c
+		done += c
 	}
 	return nil
 }
@@ -282,13 +326,13 @@ func (d *Device) download(dst unsafe.Pointer, b buffer, off, n uintptr) error {
 	if off > b.size || n > b.size-off {
 		return fmt.Errorf("cuda: download of %d bytes at %d from a %d-byte buffer", n, off, b.size)
 	}
-	for n > 0 {
-		c := min(n, stagingBytes)
-		if err := d.drv.check("cuMemcpyDtoH_v2", d.drv.cuMemcpyDtoH(d.staging, b.ptr+uint64(off), c)); err != nil {
+	for done := uintptr(0); done < n; {
+		c := min(n-done, stagingBytes)
+		if err := d.drv.check("cuMemcpyDtoH_v2", d.drv.cuMemcpyDtoH(d.staging, b.ptr+uint64(off+done), c)); err != nil {
 			return err
 		}
-		copy(unsafe.Slice((*byte)(dst), c), unsafe.Slice((*byte)(d.staging), c))
-		dst, off, n = unsafe.Add(dst, c), off+c, n-c
+		copy(unsafe.Slice((*byte)(unsafe.Add(dst, done)), c), unsafe.Slice((*byte)(d.staging), c))
+		done += c
 	}
 	return nil
 }

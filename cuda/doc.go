@@ -26,9 +26,9 @@
 // with its own exp and log, since PTX has no double exponential and no
 // libdevice is linked), its two passes for pooled parameters, tm_tile
 // (ScoreMany as a tiled product, 32 rows × 16 queries staged in shared
-// memory), tm_select and tm_merge (the top k per chunk of rows, then per
-// query, on the device: only k results cross the bus) and tm_count (the
-// reason counts). Vectors are stored as float32 or, with
+// memory), tm_select and tm_merge (the top k per chunk of rows, with the
+// reason counts, then per query, on the device: only k results cross the
+// bus). Vectors are stored as float32 or, with
 // BackendOptions.BF16, bfloat16; products accumulate in float32. Debian's
 // clang-16 compiles it to PTX ISA 7.0 for sm_80 with no NVIDIA toolkit
 // (kernels/prelude.h stands in for the CUDA headers); the PTX is

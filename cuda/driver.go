@@ -6,8 +6,6 @@ import (
 	"os"
 	"sync"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // DefaultLibrary is the driver library Open loads when neither
@@ -158,18 +156,18 @@ func loadDriver(path string) (*driver, error) {
 	if d, ok := drivers[path]; ok {
 		return d, nil
 	}
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dlopen(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoDriver, err)
 	}
 	d := &driver{path: path, lib: lib}
 	for _, s := range d.symbols() {
-		sym, err := purego.Dlsym(lib, s.name)
+		sym, err := dlsym(lib, s.name)
 		if err != nil {
-			purego.Dlclose(lib)
+			dlclose(lib)
 			return nil, fmt.Errorf("%w: %s has no %s: %v", ErrNoDriver, path, s.name, err)
 		}
-		purego.RegisterFunc(s.fn, sym)
+		bind(s.fn, sym)
 	}
 	drivers[path] = d
 	return d, nil

@@ -75,27 +75,71 @@ func TestEngineSearchOnEmulatedDevice(t *testing.T) {
 			}
 		}
 	}
-	for i := range 12 {
-		req := &tidemark.SearchRequest{Vector: vec(), K: 6}
-		if i%3 == 1 {
-			req.AsOf = start.AddDate(0, 1, 15)
-		}
-		got, err := gpu.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := cpu.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got.Hits) != len(want.Hits) || len(got.Hits) == 0 {
-			t.Fatalf("search %d: %d hits, CPU %d", i, len(got.Hits), len(want.Hits))
-		}
-		for k := range got.Hits {
-			g, w := got.Hits[k], want.Hits[k]
-			if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-5 {
-				t.Fatalf("search %d hit %d: %s %.7f, CPU %s %.7f", i, k, g.ID, g.Score, w.ID, w.Score)
+	queries := make([][]float32, 12)
+	for i := range queries {
+		queries[i] = vec()
+	}
+	compare := func(when string) {
+		t.Helper()
+		for i, q := range queries {
+			req := &tidemark.SearchRequest{Vector: q, K: 6}
+			if i%3 == 1 {
+				req.AsOf = start.AddDate(0, 1, 15)
+			}
+			got, err := gpu.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := cpu.Search(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Hits) != len(want.Hits) || len(got.Hits) == 0 {
+				t.Fatalf("%s, search %d: %d hits, CPU %d", when, i, len(got.Hits), len(want.Hits))
+			}
+			for k := range got.Hits {
+				g, w := got.Hits[k], want.Hits[k]
+				if g.ID != w.ID || math.Abs(g.Score-w.Score) > 1e-5 {
+					t.Fatalf("%s, search %d hit %d: %s %.7f, CPU %s %.7f", when, i, k, g.ID, g.Score, w.ID, w.Score)
+				}
 			}
 		}
 	}
+	compare("after the writes")
+	// Writes after the device holds the corpus: new versions (the old
+	// ones closed in place), retractions and a purge (a vector zeroed in
+	// place), feedback (counters and confidence in place). The device
+	// copy must follow every one (kernels.Batch.Changed).
+	var later []tidemark.Memory
+	for f := 0; f < 40; f += 5 {
+		later = append(later, tidemark.Memory{
+			ID: fmt.Sprintf("f%d-late", f), Text: fmt.Sprintf("fact %d, later", f), Vector: vec(),
+			Kind: temporal.Kind(f % 3), Source: temporal.SourceTechDoc, ValidFrom: start.AddDate(0, 4, 0),
+			Subject: fmt.Sprintf("thing %d", f), Relation: "value", Object: "late",
+		})
+	}
+	for _, c := range []*tidemark.Collection{gpu, cpu} {
+		if _, err := c.Put(ctx, later); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after new versions")
+	// Now only writes in place: the copy has room for the rows it holds,
+	// so these take the incremental path.
+	for _, c := range []*tidemark.Collection{gpu, cpu} {
+		for _, id := range []string{"f1-v1", "f7-v0"} {
+			if _, err := c.Retract(ctx, id, &tidemark.RetractOptions{By: "test"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := c.Retract(ctx, "f13-v0", &tidemark.RetractOptions{By: "test", Purge: true}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"f2-v2", "f3-v0", "f11-v1"} {
+			if err := c.FeedbackFrom(ctx, id, true, "test"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	compare("after retractions, a purge and feedback")
 }

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/tidemark/tidemark/internal/fakecuda"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/kernels/backendtest"
@@ -69,7 +67,7 @@ func TestMain(m *testing.M) {
 // bindControls binds the fake driver's test controls: the same library
 // the binding loads (dlopen returns the one handle per path).
 func bindControls(path string) error {
-	lib, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dlopen(path)
 	if err != nil {
 		return err
 	}
@@ -77,11 +75,11 @@ func bindControls(path string) error {
 		"tm_fake_inject": &fakeInject, "tm_fake_set_devices": &fakeSetDevices, "tm_fake_reset": &fakeReset,
 		"tm_fake_live_allocations": &fakeLiveAllocs, "tm_fake_last_error": &fakeLastError,
 	} {
-		sym, err := purego.Dlsym(lib, name)
+		sym, err := dlsym(lib, name)
 		if err != nil {
 			return err
 		}
-		purego.RegisterFunc(fn, sym)
+		bind(fn, sym)
 	}
 	return nil
 }
@@ -193,8 +191,8 @@ func TestDriverErrorsAreNamed(t *testing.T) {
 		name  string
 	}{
 		{"cuMemAlloc_v2", 2, "CUDA_ERROR_OUT_OF_MEMORY"},
-		{"cuLaunchKernel", 719, "CUDA_ERROR_LAUNCH_FAILED"},
 		{"cuMemcpyDtoH_v2", 1, "CUDA_ERROR_INVALID_VALUE"},
+		{"cuLaunchKernel", 1, "CUDA_ERROR_INVALID_VALUE"},
 	} {
 		if c.entry == "cuMemAlloc_v2" {
 			be.Close() // so that the next call allocates
@@ -213,7 +211,28 @@ func TestDriverErrorsAreNamed(t *testing.T) {
 			t.Fatalf("after %s failed once: %v", c.entry, err)
 		}
 	}
+	// A failed launch leaves a real context unusable: the device reports
+	// it lost from then on, until it is opened again.
+	inject(t, "cuLaunchKernel", 719)
+	if _, _, err := be.TopK(context.Background(), bt, q, &p, 5, nil); !strings.Contains(fmt.Sprint(err), "CUDA_ERROR_LAUNCH_FAILED") {
+		t.Fatalf("a failed launch: %v", err)
+	}
+	if _, _, err := be.TopK(context.Background(), bt, q, &p, 5, nil); !errors.Is(err, ErrLost) {
+		t.Fatalf("after a failed launch: %v, want ErrLost", err)
+	}
 	fakeReset()
+}
+
+// A panic on the device's thread comes back as an error, and the device
+// goes on serving.
+func TestPanicOnDeviceThread(t *testing.T) {
+	d := openFake(t)
+	if err := d.do(func() error { panic("boom") }); err == nil || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("%v", err)
+	}
+	if err := d.do(func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The context is current on the owner thread only: a driver call from
@@ -336,7 +355,7 @@ func TestBackendSharedBody(t *testing.T) {
 	})
 }
 
-// With bfloat16 storage each cosine is within 2⁻⁹ (plus float32
+// With bfloat16 storage each cosine is within 2⁻⁸ (plus float32
 // rounding) of the float64 reference over the float32 vectors, the bound
 // BackendOptions.BF16 documents, and equals within float32 rounding the
 // float64 cosine over the rounded vectors; the scores are the CPU's on
@@ -381,8 +400,8 @@ func TestBackendBF16(t *testing.T) {
 					exact += float64(row[c]) * float64(qn[c])
 					onRounded += float64(rounded.Vectors[h.Index*dim+c]) * float64(qn[c])
 				}
-				if diff := h.Sim - exact; diff > 1.0/512+1e-6 || diff < -1.0/512-1e-6 {
-					t.Errorf("dim %d: row %d cosine %v, float32 vectors %v: off by %v > 2⁻⁹", dim, h.Index, h.Sim, exact, diff)
+				if diff := h.Sim - exact; diff > 1.0/256+1e-6 || diff < -1.0/256-1e-6 {
+					t.Errorf("dim %d: row %d cosine %v, float32 vectors %v: off by %v > 2⁻⁸", dim, h.Index, h.Sim, exact, diff)
 				}
 				if diff := h.Sim - onRounded; diff > 1e-6 || diff < -1e-6 {
 					t.Errorf("dim %d: row %d cosine %v, rounded vectors %v", dim, h.Index, h.Sim, onRounded)

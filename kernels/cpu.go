@@ -368,7 +368,8 @@ func (s *scratch) sharedBlock(ws *workerState, lo, hi int, sims []float32) {
 	a, c, fast, pending := ws.a[:nb], ws.c[:nb], ws.fast[:nb], ws.pending[:nb]
 	// The filter: every row's line a·sim + fast in float32 against every
 	// query's threshold, sixteen queries per vector comparison
-	// (simd.AboveLines); rows masked above never pass (a 0, fast −Inf).
+	// (simd.AboveLines); the rows masked above (a 0, fast −Inf) are not
+	// visited below.
 	// Unit vectors bound |sim| by 1, so float32 rounding of the line and
 	// its inputs stays within 1e-5·(1 + |a| + |fast| + |thr|): each
 	// threshold is lowered by that, and every pair that passes is checked

@@ -42,7 +42,8 @@
 // on 512-bit registers where the CPU has AVX-512F (a compute-bound
 // product, where the wider FMAs pay; a single-query scan is memory-bound
 // and stays on AVX2), 6 × 16 on 256-bit AVX2 registers otherwise; and
-// [AboveLines] compares sixteen queries per instruction the same way.
+// [AboveLines] compares sixteen queries per instruction on AVX-512, eight
+// on AVX2.
 //
 // Building with the noasm tag (go build -tags noasm) leaves out vek and
 // forces the portable kernels, which are also the reference the

@@ -12,10 +12,11 @@ import "fmt"
 // multiple of 16, the layout [DotRows] writes). It is the epilogue's
 // filter in package kernels: most pairs of a large scan fall under their
 // query's threshold, and one vector comparison per panel finds the few
-// that do not. The sum is computed in float32 with a fused multiply-add,
-// so a caller that must not lose a pair lowers thr by a margin for
-// float32 rounding and checks the pairs found exactly. c[r] = −Inf (with a
-// finite a[r]) never passes; c[r] = +Inf always does.
+// that do not. The line is computed in float32 (with a fused
+// multiply-add on the accelerated path), so a caller that must not lose a
+// pair lowers thr by a margin for float32 rounding and checks the pairs
+// found exactly. c[r] = −Inf (with a finite a[r]) passes only a −Inf
+// threshold; c[r] = +Inf passes every threshold.
 //
 // It panics if ld is not a positive multiple of 16, if len(c) != len(a),
 // if len(thr) < ld, if len(sims) < len(a)·ld or len(masks) <

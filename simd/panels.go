@@ -72,8 +72,9 @@ func (p *Panels) Stride() int {
 // query). On the accelerated path a tile of 6 rows × 64 queries is
 // accumulated in twenty-four 512-bit registers (6 × 16 in twelve 256-bit
 // registers without AVX-512): per column, each row's element is broadcast
-// once and each panel line loaded once, and every load feeds four to six
-// fused multiply-adds. Nothing is reduced horizontally — a lane is one
+// once and each panel line loaded once, and in the widest tile every load
+// feeds four to six fused multiply-adds (the tiles for the last panels and
+// rows are narrower). Nothing is reduced horizontally — a lane is one
 // query — so the tile ends in plain stores. Callers get the most from it
 // with a block of rows that fits in the L2 cache beside the panels
 // (package kernels uses 256 KiB).
@@ -98,11 +99,11 @@ func DotRows(rows []float32, p *Panels, out, next []float32) {
 		panicLengths("DotRows", "len(rows)", len(rows), "a multiple of dim", dim)
 	}
 	n, ld := len(rows)/dim, p.Stride()
-	if len(out)/ld < n {
-		panicLengths("DotRows", "len(out)", len(out), "at least rows·Stride()", n*ld)
-	}
 	if n == 0 || ld == 0 {
 		return
+	}
+	if len(out)/ld < n {
+		panicLengths("DotRows", "len(out)", len(out), "at least rows·Stride()", n*ld)
 	}
 	if useAccel {
 		dotRowsAccel(rows, p.data, dim, n, ld/PanelWidth, out, ld, next)
@@ -112,7 +113,7 @@ func DotRows(rows []float32, p *Panels, out, next []float32) {
 }
 
 // dotRowsGeneric is DotRows' portable kernel: per row and panel, sixteen
-// running sums over the columns, eight of them in flight per pass.
+// running sums over the columns.
 func dotRowsGeneric(rows, panels []float32, dim, n, np int, out []float32, ld int) {
 	for i := 0; i < n; i++ {
 		row := rows[i*dim : (i+1)*dim]

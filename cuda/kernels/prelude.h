@@ -10,6 +10,7 @@
 #define __device__ __attribute__((device))
 #define __shared__ __attribute__((shared))
 #define __forceinline__ __inline__ __attribute__((always_inline))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
 #include <__clang_cuda_builtin_vars.h>
 
 // Dynamic shared memory, sized by the launch.

@@ -226,7 +226,7 @@ __device__ static inline float tm_elem(const TmCorpus* c, long long i, long long
 // (blockIdx.x·nq + j)·4 + {min sim, max sim, min age, max age}; the host
 // reduces them into TmQuery. TM_PASS_POOL2: the stored sims and reasons
 // scored.
-extern "C" __global__ void tm_fused(const TmCorpus* c, const TmParams* p, const TmQuery* qs, const float* qv, int nq,
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_fused(const TmCorpus* c, const TmParams* p, const TmQuery* qs, const float* qv, int nq,
                                     int pass, long long row0, long long nrows, float* sims, double* scores,
                                     unsigned char* reasons, double* stats) {
   __shared__ float s_part[TM_MAX_WARPS][TM_MAXQ][33]; // padded: lanes write different banks
@@ -243,13 +243,23 @@ extern "C" __global__ void tm_fused(const TmCorpus* c, const TmParams* p, const 
       if (j < nq) scores[o] = reasons[o] == TM_REASON_NONE ? tm_score(c, p, q, i, (double)sims[o]) : TM_NAN;
       continue;
     }
+    // Loops over the compile-time TM_MAXQ, unrolled with the query test
+    // inside, keep acc in registers (a run-time bound would put it in
+    // local memory).
     float acc[TM_MAXQ];
+#pragma unroll
     for (int u = 0; u < TM_MAXQ; u++) acc[u] = 0;
     for (long long k = lane; k < dim; k += 32) {
       float x = tm_elem(c, i, k);
-      for (int u = 0; u < nq; u++) acc[u] = fmaf(x, qv[u * dim + k], acc[u]);
+#pragma unroll
+      for (int u = 0; u < TM_MAXQ; u++) {
+        if (u < nq) acc[u] = fmaf(x, qv[u * dim + k], acc[u]);
+      }
     }
-    for (int u = 0; u < nq; u++) s_part[warp][u][lane] = acc[u];
+#pragma unroll
+    for (int u = 0; u < TM_MAXQ; u++) {
+      if (u < nq) s_part[warp][u][lane] = acc[u];
+    }
     __syncwarp();
     if (j < nq) {
       float sum = 0;
@@ -305,7 +315,7 @@ extern "C" __global__ void tm_fused(const TmCorpus* c, const TmParams* p, const 
 // memory once per 16 queries, not once per query. The epilogue (masks,
 // signals, score in double) runs per pair on the accumulated similarity.
 // Outputs as tm_fused's. blockDim.x must be a multiple of 32.
-extern "C" __global__ void tm_tile(const TmCorpus* c, const TmParams* p, const TmQuery* qs, const float* qv, int nq,
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_tile(const TmCorpus* c, const TmParams* p, const TmQuery* qs, const float* qv, int nq,
                                    long long row0, long long nrows, float* sims, double* scores,
                                    unsigned char* reasons) {
   __shared__ float s_rows[TM_TILE_ROWS][TM_TILE_K + 1]; // padded: a warp reads 32 rows, 32 banks
@@ -314,7 +324,8 @@ extern "C" __global__ void tm_tile(const TmCorpus* c, const TmParams* p, const T
   const int per = (TM_TILE_PAIRS + blockDim.x - 1) / blockDim.x; // pairs per thread, ≤ 16
   for (long long t0 = (long long)blockIdx.x * TM_TILE_ROWS; t0 < nrows; t0 += (long long)gridDim.x * TM_TILE_ROWS) {
     float acc[TM_TILE_PAIRS / 32];
-    for (int m = 0; m < per; m++) acc[m] = 0;
+#pragma unroll
+    for (int m = 0; m < TM_TILE_PAIRS / 32; m++) acc[m] = 0;
     for (long long k0 = 0; k0 < dim; k0 += TM_TILE_K) {
       for (int u = threadIdx.x; u < TM_TILE_ROWS * TM_TILE_K; u += blockDim.x) {
         const int rr = u / TM_TILE_K, kk = u % TM_TILE_K;
@@ -327,20 +338,24 @@ extern "C" __global__ void tm_tile(const TmCorpus* c, const TmParams* p, const T
         s_q[qq][kk] = (qq < nq && k < dim) ? qv[qq * dim + k] : 0.0f;
       }
       __syncthreads();
-      for (int m = 0; m < per; m++) {
+      // Each step's 32 products are summed apart and then added: the
+      // error grows with the steps, not with every column.
+#pragma unroll
+      for (int m = 0; m < TM_TILE_PAIRS / 32; m++) {
         const int pr = threadIdx.x + m * blockDim.x;
-        if (pr >= TM_TILE_PAIRS) break;
+        if (m >= per || pr >= TM_TILE_PAIRS) continue;
         const int rr = pr % TM_TILE_ROWS, qq = pr / TM_TILE_ROWS;
-        float a = acc[m];
+        float a = 0;
         for (int kk = 0; kk < TM_TILE_K; kk++) a = fmaf(s_rows[rr][kk], s_q[qq][kk], a);
-        acc[m] = a;
+        acc[m] += a;
       }
       // The next step's loads wait until every thread has read this one.
       __syncthreads();
     }
-    for (int m = 0; m < per; m++) {
+#pragma unroll
+    for (int m = 0; m < TM_TILE_PAIRS / 32; m++) {
       const int pr = threadIdx.x + m * blockDim.x;
-      if (pr >= TM_TILE_PAIRS) break;
+      if (m >= per || pr >= TM_TILE_PAIRS) continue;
       const int rr = pr % TM_TILE_ROWS, qq = pr / TM_TILE_ROWS;
       const long long r = t0 + rr, i = row0 + r;
       if (r >= nrows || qq >= nq) continue;
@@ -356,9 +371,15 @@ extern "C" __global__ void tm_tile(const TmCorpus* c, const TmParams* p, const T
   }
 }
 
-// tm_better is the ranking order: higher score, then lower id.
-__device__ static inline int tm_better(double as, unsigned long long aid, double bs, unsigned long long bid) {
-  return as != bs ? as > bs : aid < bid;
+// tm_better is the ranking order: higher score, then lower id (package
+// kernels' order), then lower row index — a batch may hold several rows
+// with one id (the engine's beliefs of one memory), and the selection's
+// strict order must not lose one of two rows with equal score and id.
+__device__ static inline int tm_better(double as, unsigned long long aid, long long ai, double bs,
+                                      unsigned long long bid, long long bi) {
+  if (as != bs) return as > bs;
+  if (aid != bid) return aid < bid;
+  return ai < bi;
 }
 
 // tm_block_best reduces each thread's candidate to the block's best
@@ -374,7 +395,7 @@ __device__ static void tm_block_best(TmHit* h) {
     TmHit b = s_hit[0];
     for (int t = 1; t < (int)blockDim.x; t++) {
       const TmHit* c = &s_hit[t];
-      if (c->index >= 0 && (b.index < 0 || tm_better(c->score, c->id, b.score, b.id))) b = *c;
+      if (c->index >= 0 && (b.index < 0 || tm_better(c->score, c->id, c->index, b.score, b.id, b.index))) b = *c;
     }
     s_best = b;
   }
@@ -386,13 +407,13 @@ __device__ static void tm_block_best(TmHit* h) {
 
 // tm_select keeps the k best rows of a chunk of one query's scores (grid:
 // chunks × queries): k rounds, each taking the best candidate strictly
-// worse than the last one taken — the ranking is a strict order (ids are
-// unique), so nothing is taken twice and nothing needs marking. Removed
+// worse than the last one taken — the ranking, with the row index last, is
+// a strict order, so nothing is taken twice and nothing needs marking. Removed
 // rows (NaN scores) never enter. out[(query·chunks + chunk)·k + t]; rounds
 // past the chunk's kept rows leave index −1. When counts is not null the
 // chunk's reason codes are added to counts[query·16 + reason] first (in
 // shared memory, then once per block to the global counters).
-extern "C" __global__ void tm_select(const double* scores, const float* sims, const unsigned char* reasons,
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_select(const double* scores, const float* sims, const unsigned char* reasons,
                                      const unsigned long long* ids, long long row0, long long nrows, int k,
                                      long long chunk, TmHit* out, unsigned* counts) {
   __shared__ unsigned s_count[16];
@@ -408,6 +429,7 @@ extern "C" __global__ void tm_select(const double* scores, const float* sims, co
   }
   double lastScore = TM_INF;
   unsigned long long lastID = 0;
+  long long lastIndex = 0;
   int first = 1;
   for (int t = 0; t < k; t++) {
     TmHit h;
@@ -419,8 +441,8 @@ extern "C" __global__ void tm_select(const double* scores, const float* sims, co
       double s = scores[j * nrows + r];
       if (s != s) continue;
       unsigned long long id = ids[row0 + r];
-      if (!first && !tm_better(lastScore, lastID, s, id)) continue;
-      if (h.index < 0 || tm_better(s, id, h.score, h.id)) {
+      if (!first && !tm_better(lastScore, lastID, lastIndex, s, id, row0 + r)) continue;
+      if (h.index < 0 || tm_better(s, id, row0 + r, h.score, h.id, h.index)) {
         h.score = s;
         h.id = id;
         h.index = row0 + r;
@@ -435,17 +457,19 @@ extern "C" __global__ void tm_select(const double* scores, const float* sims, co
     }
     lastScore = h.score;
     lastID = h.id;
+    lastIndex = h.index;
     first = 0;
   }
 }
 
 // tm_merge keeps the k best of each query's m candidates (grid: queries),
 // the same rounds as tm_select: out[query·k + t].
-extern "C" __global__ void tm_merge(const TmHit* in, int m, int k, TmHit* out) {
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_merge(const TmHit* in, int m, int k, TmHit* out) {
   const TmHit* src = in + (long long)blockIdx.x * m;
   TmHit* dst = out + (long long)blockIdx.x * k;
   double lastScore = TM_INF;
   unsigned long long lastID = 0;
+  long long lastIndex = 0;
   int first = 1;
   for (int t = 0; t < k; t++) {
     TmHit h;
@@ -456,8 +480,8 @@ extern "C" __global__ void tm_merge(const TmHit* in, int m, int k, TmHit* out) {
     for (int u = threadIdx.x; u < m; u += blockDim.x) {
       TmHit c = src[u];
       if (c.index < 0) continue;
-      if (!first && !tm_better(lastScore, lastID, c.score, c.id)) continue;
-      if (h.index < 0 || tm_better(c.score, c.id, h.score, h.id)) h = c;
+      if (!first && !tm_better(lastScore, lastID, lastIndex, c.score, c.id, c.index)) continue;
+      if (h.index < 0 || tm_better(c.score, c.id, c.index, h.score, h.id, h.index)) h = c;
     }
     tm_block_best(&h);
     if (threadIdx.x == 0) dst[t] = h;
@@ -467,6 +491,7 @@ extern "C" __global__ void tm_merge(const TmHit* in, int m, int k, TmHit* out) {
     }
     lastScore = h.score;
     lastID = h.id;
+    lastIndex = h.index;
     first = 0;
   }
 }

@@ -392,8 +392,8 @@ func (s *suite) guardPadding(t *testing.T) {
 					t.Fatalf("dim %d offset %d: wrote outside the output", dim, off)
 				}
 			}
-			// Many queries take the batched dot's tiles (nine: two groups
-			// of four or one of eight, and a remainder).
+			// Many queries take the batched path (nine: a partial panel of
+			// simd.DotRows, two launches of the cuda backend's tm_fused).
 			qs := make([]kernels.Query, 9)
 			for j := range qs {
 				qs[j] = q
