@@ -240,22 +240,10 @@ func RunKernels(ctx context.Context, cfg KernelsConfig) (*KernelsReport, error) 
 					return rep, err
 				}
 				row := KernelsRow{N: n, Dim: dim, Queries: nq, Backend: be.Name()}
-				call := func() error {
-					if nq == 1 {
-						_, _, err := be.TopK(ctx, b, &qs[0], &p, c.K, nil)
-						return err
-					}
-					_, err := be.ScoreMany(ctx, b, qs[:nq], &p, c.K, nil)
-					return err
-				}
-				if err := call(); err != nil { // warm the pool and the page cache
+				var err error
+				if row.SecondsMin, row.SecondsMedian, err = timeCall(ctx, be, b, qs[:nq], &p, c.K, c.Repeats); err != nil {
 					return rep, err
 				}
-				times, err := timeit(c.Repeats, call)
-				if err != nil {
-					return rep, err
-				}
-				row.SecondsMin, row.SecondsMedian = times[0], median(times)
 				bytes := float64(n) * float64(dim) * 4 * float64(nq)
 				row.GBPerS, row.GBPerSBest = bytes/row.SecondsMedian/1e9, bytes/row.SecondsMin/1e9
 				row.CandidatesPerS = float64(n) * float64(nq) / row.SecondsMedian
@@ -347,22 +335,10 @@ func runKernelsCUDA(ctx context.Context, c *KernelsConfig) (*KernelsReport, erro
 					return rep, err
 				}
 				row := KernelsRow{N: n, Dim: dim, Queries: nq, Backend: be.Name()}
-				call := func() error {
-					if nq == 1 {
-						_, _, err := be.TopK(ctx, b, &qs[0], &p, c.K, nil)
-						return err
-					}
-					_, err := be.ScoreMany(ctx, b, qs[:nq], &p, c.K, nil)
-					return err
-				}
-				if err := call(); err != nil { // uploads the corpus
+				var err error
+				if row.SecondsMin, row.SecondsMedian, err = timeCall(ctx, be, b, qs[:nq], &p, c.K, c.Repeats); err != nil {
 					return rep, err
 				}
-				times, err := timeit(c.Repeats, call)
-				if err != nil {
-					return rep, err
-				}
-				row.SecondsMin, row.SecondsMedian = times[0], median(times)
 				bytes := float64(n) * float64(dim) * elem * float64(nq)
 				row.GBPerS, row.GBPerSBest = bytes/row.SecondsMedian/1e9, bytes/row.SecondsMin/1e9
 				row.CandidatesPerS = float64(n) * float64(nq) / row.SecondsMedian
@@ -380,6 +356,29 @@ func runKernelsCUDA(ctx context.Context, c *KernelsConfig) (*KernelsReport, erro
 		}
 	}
 	return rep, nil
+}
+
+// timeCall times one call of be over qs — TopK for one query, ScoreMany
+// for more — after one untimed call (which warms the CPU's pools and the
+// page cache, or uploads the corpus to a device), repeats times; min and
+// median seconds.
+func timeCall(ctx context.Context, be kernels.Backend, b *kernels.Batch, qs []kernels.Query, p *temporal.Params, k, repeats int) (lo, med float64, err error) {
+	call := func() error {
+		if len(qs) == 1 {
+			_, _, err := be.TopK(ctx, b, &qs[0], p, k, nil)
+			return err
+		}
+		_, err := be.ScoreMany(ctx, b, qs, p, k, nil)
+		return err
+	}
+	if err := call(); err != nil {
+		return 0, 0, err
+	}
+	times, err := timeit(repeats, call)
+	if err != nil {
+		return 0, 0, err
+	}
+	return times[0], median(times), nil
 }
 
 // finishRatios divides every row's GFLOP/s by the run's final peak.

@@ -405,21 +405,75 @@ __device__ static void tm_block_best(TmHit* h) {
   *h = s_best;
 }
 
+// tm_offer makes (s, id, index, sim) the thread's candidate h when it is
+// strictly worse than last (the round's predecessor; index −1: none yet)
+// and better than h.
+__device__ static inline void tm_offer(const TmHit* last, TmHit* h, double s, unsigned long long id, long long index,
+                                       double sim) {
+  if (last->index >= 0 && !tm_better(last->score, last->id, last->index, s, id, index)) return;
+  if (h->index < 0 || tm_better(s, id, index, h->score, h->id, h->index)) {
+    h->score = s;
+    h->id = id;
+    h->index = index;
+    h->sim = sim;
+  }
+}
+
+// tm_rounds writes the k best candidates to dst: k rounds, each taking the
+// best candidate strictly worse than the last one taken (offer(last, &h)
+// gives the thread's) — the ranking, with the row index last, is a strict
+// order, so nothing is taken twice and nothing needs marking. Rounds past
+// the last candidate leave index −1.
+template <class Offer>
+__device__ static void tm_rounds(int k, TmHit* dst, const Offer& offer) {
+  TmHit last;
+  last.score = TM_INF;
+  last.id = 0;
+  last.index = -1;
+  last.sim = 0;
+  for (int t = 0; t < k; t++) {
+    TmHit h;
+    h.score = 0;
+    h.id = 0;
+    h.index = -1;
+    h.sim = 0;
+    offer(&last, &h);
+    tm_block_best(&h);
+    if (threadIdx.x == 0) dst[t] = h;
+    if (h.index < 0) {
+      for (int u = t + 1 + (int)threadIdx.x; u < k; u += blockDim.x) dst[u] = h;
+      return;
+    }
+    last = h;
+  }
+}
+
+// tmSelectOffer offers a thread's rows of one query's chunk; removed rows
+// (NaN scores) never enter.
+struct tmSelectOffer {
+  const double* scores;
+  const float* sims;
+  const unsigned long long* ids;
+  long long row0, lo, hi;
+  __device__ void operator()(const TmHit* last, TmHit* h) const {
+    for (long long r = lo + threadIdx.x; r < hi; r += blockDim.x) {
+      const double s = scores[r];
+      if (s == s) tm_offer(last, h, s, ids[row0 + r], row0 + r, sims[r]);
+    }
+  }
+};
+
 // tm_select keeps the k best rows of a chunk of one query's scores (grid:
-// chunks × queries): k rounds, each taking the best candidate strictly
-// worse than the last one taken — the ranking, with the row index last, is
-// a strict order, so nothing is taken twice and nothing needs marking. Removed
-// rows (NaN scores) never enter. out[(query·chunks + chunk)·k + t]; rounds
-// past the chunk's kept rows leave index −1. When counts is not null the
-// chunk's reason codes are added to counts[query·16 + reason] first (in
-// shared memory, then once per block to the global counters).
-extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_select(const double* scores, const float* sims, const unsigned char* reasons,
-                                     const unsigned long long* ids, long long row0, long long nrows, int k,
-                                     long long chunk, TmHit* out, unsigned* counts) {
+// chunks × queries) by tm_rounds: out[(query·chunks + chunk)·k + t]. When
+// counts is not null the chunk's reason codes are added to
+// counts[query·16 + reason] first (in shared memory, then once per block
+// to the global counters).
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32)
+    tm_select(const double* scores, const float* sims, const unsigned char* reasons, const unsigned long long* ids,
+              long long row0, long long nrows, int k, long long chunk, TmHit* out, unsigned* counts) {
   __shared__ unsigned s_count[16];
   const long long j = blockIdx.y, lo = (long long)blockIdx.x * chunk;
   const long long hi = lo + chunk < nrows ? lo + chunk : nrows;
-  TmHit* dst = out + ((long long)j * gridDim.x + blockIdx.x) * k;
   if (counts != 0) {
     if (threadIdx.x < 16) s_count[threadIdx.x] = 0;
     __syncthreads();
@@ -427,73 +481,27 @@ extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_select(const 
     __syncthreads();
     if (threadIdx.x < 16 && s_count[threadIdx.x] != 0) atomicAdd(&counts[j * 16 + threadIdx.x], s_count[threadIdx.x]);
   }
-  double lastScore = TM_INF;
-  unsigned long long lastID = 0;
-  long long lastIndex = 0;
-  int first = 1;
-  for (int t = 0; t < k; t++) {
-    TmHit h;
-    h.score = 0;
-    h.id = 0;
-    h.index = -1;
-    h.sim = 0;
-    for (long long r = lo + threadIdx.x; r < hi; r += blockDim.x) {
-      double s = scores[j * nrows + r];
-      if (s != s) continue;
-      unsigned long long id = ids[row0 + r];
-      if (!first && !tm_better(lastScore, lastID, lastIndex, s, id, row0 + r)) continue;
-      if (h.index < 0 || tm_better(s, id, row0 + r, h.score, h.id, h.index)) {
-        h.score = s;
-        h.id = id;
-        h.index = row0 + r;
-        h.sim = sims[j * nrows + r];
-      }
-    }
-    tm_block_best(&h);
-    if (threadIdx.x == 0) dst[t] = h;
-    if (h.index < 0) {
-      for (int u = t + 1 + (int)threadIdx.x; u < k; u += blockDim.x) dst[u] = h;
-      return;
-    }
-    lastScore = h.score;
-    lastID = h.id;
-    lastIndex = h.index;
-    first = 0;
-  }
+  const tmSelectOffer offer = {scores + j * nrows, sims + j * nrows, ids, row0, lo, hi};
+  tm_rounds(k, out + ((long long)j * gridDim.x + blockIdx.x) * k, offer);
 }
 
-// tm_merge keeps the k best of each query's m candidates (grid: queries),
-// the same rounds as tm_select: out[query·k + t].
-extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_merge(const TmHit* in, int m, int k, TmHit* out) {
-  const TmHit* src = in + (long long)blockIdx.x * m;
-  TmHit* dst = out + (long long)blockIdx.x * k;
-  double lastScore = TM_INF;
-  unsigned long long lastID = 0;
-  long long lastIndex = 0;
-  int first = 1;
-  for (int t = 0; t < k; t++) {
-    TmHit h;
-    h.score = 0;
-    h.id = 0;
-    h.index = -1;
-    h.sim = 0;
+// tmMergeOffer offers a thread's share of one query's candidates.
+struct tmMergeOffer {
+  const TmHit* src;
+  int m;
+  __device__ void operator()(const TmHit* last, TmHit* h) const {
     for (int u = threadIdx.x; u < m; u += blockDim.x) {
-      TmHit c = src[u];
-      if (c.index < 0) continue;
-      if (!first && !tm_better(lastScore, lastID, lastIndex, c.score, c.id, c.index)) continue;
-      if (h.index < 0 || tm_better(c.score, c.id, c.index, h.score, h.id, h.index)) h = c;
+      const TmHit c = src[u];
+      if (c.index >= 0) tm_offer(last, h, c.score, c.id, c.index, c.sim);
     }
-    tm_block_best(&h);
-    if (threadIdx.x == 0) dst[t] = h;
-    if (h.index < 0) {
-      for (int u = t + 1 + (int)threadIdx.x; u < k; u += blockDim.x) dst[u] = h;
-      return;
-    }
-    lastScore = h.score;
-    lastID = h.id;
-    lastIndex = h.index;
-    first = 0;
   }
+};
+
+// tm_merge keeps the k best of each query's m candidates (grid: queries)
+// by tm_rounds: out[query·k + t].
+extern "C" __global__ void __launch_bounds__(TM_MAX_WARPS * 32) tm_merge(const TmHit* in, int m, int k, TmHit* out) {
+  const tmMergeOffer offer = {in + (long long)blockIdx.x * m, m};
+  tm_rounds(k, out + (long long)blockIdx.x * k, offer);
 }
 
 #define TM_KERNEL_LIST(X) X(tm_fused) X(tm_tile) X(tm_select) X(tm_merge)
