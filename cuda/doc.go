@@ -17,7 +17,10 @@
 // its OS thread owns the context and makes every driver call ([Device]).
 // Copies go through a pinned staging buffer. Every failed call is an
 // [*Error] with the entry point and the driver's name and description of
-// the code.
+// the code; after one that leaves a context unusable (an illegal address,
+// a failed launch) the device answers [ErrLost] until it is opened again.
+// A backend keeps a device copy of each batch it scores (up to
+// BackendOptions.Resident, least recently used dropped first).
 //
 // # The kernels
 //
