@@ -33,7 +33,8 @@ type BackendOptions struct {
 	// Resident is the number of batches kept on the device at once
 	// (default 8: a service's collections each keep theirs); the least
 	// recently used is dropped for a new one, and when the device runs
-	// out of memory.
+	// out of memory. A kept copy also keeps its *kernels.Batch reachable
+	// (it is the copy's key), until it is dropped or the backend closed.
 	Resident int
 }
 
