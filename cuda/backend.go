@@ -108,19 +108,26 @@ func (b *Backend) Close() error {
 
 // resident is the device copy of a batch.
 type resident struct {
-	batch    *kernels.Batch
-	dim      int
-	n, rows  int    // rows copied, rows allocated
-	seq      uint64 // the batch's change log, copied up to here
-	bf16     bool
-	vecs     buffer
-	cols     buffer
-	kind     buffer
-	status   buffer
-	group    buffer
-	ids      buffer
-	corpus   buffer // the tmCorpus
-	elemSize uintptr
+	batch   *kernels.Batch
+	dim     int
+	n, rows int    // rows copied, rows allocated
+	seq     uint64 // the batch's change log, copied up to here
+	bf16    bool
+	vecs    buffer
+	cols    buffer
+	kind    buffer
+	status  buffer
+	group   buffer
+	ids     buffer
+	corpus  buffer // the tmCorpus
+}
+
+// elemSize is the bytes of one stored vector element.
+func (r *resident) elemSize() uintptr {
+	if r.bf16 {
+		return 2
+	}
+	return 4
 }
 
 func (r *resident) free(d *Device) {
@@ -185,16 +192,12 @@ func (b *Backend) syncResident(r *resident, bt *kernels.Batch) error {
 		r.free(d)
 		r.batch, r.dim, r.bf16 = bt, bt.Dim, b.o.BF16
 		r.rows = max(rows, 64)
-		r.elemSize = 4
-		if r.bf16 {
-			r.elemSize = 2
-		}
 		var err error
 		for _, a := range []struct {
 			buf  *buffer
 			size uintptr
 		}{
-			{&r.vecs, uintptr(r.rows*bt.Dim) * r.elemSize}, {&r.cols, uintptr(numColumns*r.rows) * 4},
+			{&r.vecs, uintptr(r.rows*bt.Dim) * r.elemSize()}, {&r.cols, uintptr(numColumns*r.rows) * 4},
 			{&r.kind, uintptr(r.rows)}, {&r.status, uintptr(r.rows)}, {&r.group, uintptr(r.rows) * 4},
 			{&r.ids, uintptr(r.rows) * 8}, {&r.corpus, unsafe.Sizeof(tmCorpus{})},
 		} {
@@ -302,9 +305,6 @@ func toBF16(v float32) uint16 {
 	u := math.Float32bits(v)
 	return uint16((u + 0x7fff + (u>>16)&1) >> 16)
 }
-
-// fromBF16 is a bfloat16's float32.
-func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // ensure makes buf hold at least size bytes (owner thread).
 func (b *Backend) ensure(buf *buffer, size uintptr) error {

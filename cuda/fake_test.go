@@ -536,3 +536,6 @@ func TestScoreManyTiled(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// fromBF16 is a bfloat16's float32.
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }

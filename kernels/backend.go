@@ -75,6 +75,18 @@ func DefaultCPU() *CPU {
 // (package cuda) calls it first, so that bad input gets the same errors
 // on every backend.
 func Prepare(b *Batch, qs []Query, p *temporal.Params, k int, qn []float32) error {
+	if err := checkCall(b, p, k); err != nil {
+		return err
+	}
+	if len(qn) != len(qs)*b.Dim {
+		return fmt.Errorf("%w: %d values for %d unit vectors of dimension %d", ErrInvalid, len(qn), len(qs), b.Dim)
+	}
+	return checkQueries(b, qs, p, qn)
+}
+
+// checkCall validates what a call has besides its queries: the batch's
+// shape, the parameters and k.
+func checkCall(b *Batch, p *temporal.Params, k int) error {
 	if err := b.checkShape(); err != nil {
 		return err
 	}
@@ -84,9 +96,12 @@ func Prepare(b *Batch, qs []Query, p *temporal.Params, k int, qn []float32) erro
 	if k < 0 {
 		return fmt.Errorf("%w: k = %d", ErrInvalid, k)
 	}
-	if len(qn) != len(qs)*b.Dim {
-		return fmt.Errorf("%w: %d values for %d unit vectors of dimension %d", ErrInvalid, len(qn), len(qs), b.Dim)
-	}
+	return nil
+}
+
+// checkQueries validates each query and writes its unit vector to qn;
+// with several queries an error names the query.
+func checkQueries(b *Batch, qs []Query, p *temporal.Params, qn []float32) error {
 	for j := range qs {
 		if err := checkQuery(b, &qs[j], p, qn[j*b.Dim:(j+1)*b.Dim]); err != nil {
 			if len(qs) > 1 {

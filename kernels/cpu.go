@@ -552,14 +552,8 @@ func (s *scratch) emit(ws *workerState, j, i int, sim float64, reason temporal.R
 // A single query (q non-nil) is copied into the scratch so that nothing
 // escapes to the heap.
 func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *temporal.Params, k int) (*scratch, error) {
-	if err := b.checkShape(); err != nil {
+	if err := checkCall(b, p, k); err != nil {
 		return nil, err
-	}
-	if p == nil {
-		return nil, fmt.Errorf("%w: nil params", ErrInvalid)
-	}
-	if k < 0 {
-		return nil, fmt.Errorf("%w: k = %d", ErrInvalid, k)
 	}
 	nq := len(qs)
 	if q != nil {
@@ -572,14 +566,11 @@ func (c *CPU) prepare(ctx context.Context, b *Batch, q *Query, qs []Query, p *te
 		s.one[0] = *q
 		qs = s.one[:]
 	}
+	if err := checkQueries(b, qs, p, s.qn[:nq*b.Dim]); err != nil {
+		c.put(s)
+		return nil, err
+	}
 	for j := range qs {
-		if err := checkQuery(b, &qs[j], p, s.qn[j*b.Dim:(j+1)*b.Dim]); err != nil {
-			c.put(s)
-			if len(qs) > 1 {
-				return nil, fmt.Errorf("query %d: %w", j, err)
-			}
-			return nil, err
-		}
 		s.epi[j] = newEpilogue(b, &qs[j], p)
 		for w := range s.ws {
 			s.ws[w].heaps[j].reset(k)
