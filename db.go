@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tidemark/tidemark/embed"
+	"github.com/tidemark/tidemark/internal/pgstore"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/store"
 	"github.com/tidemark/tidemark/temporal"
@@ -25,8 +26,10 @@ import (
 type DB struct {
 	dir  string
 	opts Options
-	wal  *store.WAL
+	wal  *store.WAL      // the embedded store's log, or nil
+	pg   *pgstore.Store // a PostgreSQL store, or nil (postgres.go)
 	info RecoveryInfo
+	repl replication // a PostgreSQL store's follower (postgres.go)
 
 	// Lock order, outermost first: a collection's consMu and derive.mu
 	// (collection.go), ckptMu, seq.mu, mu, then a collection's mu; embMu
@@ -112,9 +115,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err != nil {
 		return nil, mapStoreErr(err)
 	}
-	db := &DB{dir: dir, opts: o, wal: wal, colls: map[string]*Collection{}}
-	db.seq.ckptTries = 1
-	db.seq.cond = sync.NewCond(&db.seq.mu)
+	db := newDB(dir, o)
+	db.wal = wal
 	db.info.Log = wal.Recovery()
 	if err := db.recover(); err != nil {
 		wal.Close()
@@ -124,14 +126,26 @@ func Open(dir string, opts *Options) (*DB, error) {
 		wal.Close()
 		return nil, err
 	}
-	db.info.Duration = time.Since(start)
+	db.start(start)
+	return db, nil
+}
+
+func newDB(dir string, o Options) *DB {
+	db := &DB{dir: dir, opts: o, colls: map[string]*Collection{}}
+	db.seq.ckptTries = 1
+	db.seq.cond = sync.NewCond(&db.seq.mu)
+	return db
+}
+
+// start starts the background work of a recovered DB.
+func (db *DB) start(began time.Time) {
+	db.info.Duration = time.Since(began)
 	db.stop = make(chan struct{})
 	db.bgBackend = kernels.NewCPU(&kernels.CPUOptions{Workers: max(1, runtime.GOMAXPROCS(0)/2)})
-	if o.ConsolidateEvery > 0 {
+	if db.opts.ConsolidateEvery > 0 {
 		db.bg.Add(1)
-		go db.consolidateLoop(o.ConsolidateEvery)
+		go db.consolidateLoop(db.opts.ConsolidateEvery)
 	}
-	return db, nil
 }
 
 // consolidateLoop runs Consolidate every interval until Close.
@@ -341,6 +355,9 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (app
 	if len(payload) > db.opts.MaxRecordBytes {
 		return applied{}, fmt.Errorf("%w: the write encodes to %d bytes, at most %d (Options.MaxRecordBytes)", ErrTooLarge, len(payload), db.opts.MaxRecordBytes)
 	}
+	if db.pg != nil {
+		return db.commitPostgres(ctx, rec, payload, once)
+	}
 	seq, err := db.wal.AppendQueued(ctx, payload, once)
 	if err != nil {
 		if errors.Is(err, store.ErrFailed) {
@@ -361,14 +378,29 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (app
 		return applied{}, err
 	}
 	res, aerr := db.apply(rec, seq)
+	kick := db.appliedLocked(seq, len(payload))
+	db.seq.mu.Unlock()
+	if kick {
+		db.checkpointInBackground()
+	}
+	return res, aerr
+}
+
+// appliedLocked records that record seq, payload bytes long, was applied
+// (seq.mu held), wakes the writers waiting for their turn, and reports
+// whether a background checkpoint is due.
+func (db *DB) appliedLocked(seq uint64, payload int) bool {
 	db.seq.applied = seq
 	db.seq.sinceCkpt++
-	db.seq.bytesSince += int64(len(payload))
-	kick := (db.opts.CheckpointRecords > 0 && db.seq.sinceCkpt >= db.opts.CheckpointRecords*db.seq.ckptTries) ||
-		(db.opts.CheckpointBytes > 0 && db.seq.bytesSince >= db.opts.CheckpointBytes*int64(db.seq.ckptTries))
+	db.seq.bytesSince += int64(payload)
 	db.seq.cond.Broadcast()
-	db.seq.mu.Unlock()
-	if kick && db.ckptRunning.CompareAndSwap(false, true) {
+	return (db.opts.CheckpointRecords > 0 && db.seq.sinceCkpt >= db.opts.CheckpointRecords*db.seq.ckptTries) ||
+		(db.opts.CheckpointBytes > 0 && db.seq.bytesSince >= db.opts.CheckpointBytes*int64(db.seq.ckptTries))
+}
+
+// checkpointInBackground starts a checkpoint unless one runs.
+func (db *DB) checkpointInBackground() {
+	if db.ckptRunning.CompareAndSwap(false, true) {
 		db.bg.Add(1)
 		go func() {
 			defer db.bg.Done()
@@ -391,7 +423,6 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (app
 			}
 		}()
 	}
-	return res, aerr
 }
 
 // apply applies one logged record; it is deterministic, and the same on
@@ -543,6 +574,17 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 			c.surface.Compact()
 		}
 	}
+	if db.pg != nil {
+		// A node of a PostgreSQL store: the snapshot goes to the
+		// database (unless another node is writing one), and the log
+		// there is trimmed; there is no local log.
+		_, err := db.pg.WriteSnapshot(ctx, seq, db.writeState)
+		if err == nil {
+			db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
+		}
+		db.seq.mu.Unlock()
+		return err
+	}
 	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
 	if err == nil {
 		db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
@@ -584,17 +626,29 @@ func (db *DB) Close() error {
 	db.closed = true
 	db.mu.Unlock()
 	close(db.stop)
+	if db.pg != nil {
+		// Writers waiting for the follower to apply the changes before
+		// theirs give up now (their changes are committed; every other
+		// node applies them).
+		db.seq.mu.Lock()
+		db.seq.cond.Broadcast()
+		db.seq.mu.Unlock()
+	}
 	db.calls.Wait()
 	db.bg.Wait()
 	var err error
 	db.seq.mu.Lock()
-	pending := db.seq.sinceCkpt > 0 && db.seq.failed == nil
+	pending := db.seq.sinceCkpt > 0 && db.seq.failed == nil && db.pg == nil
 	db.seq.mu.Unlock()
 	if pending {
 		err = db.Checkpoint(context.Background())
 	}
 	if cpu, ok := db.bgBackend.(*kernels.CPU); ok {
 		cpu.Close()
+	}
+	if db.pg != nil {
+		db.pg.Close()
+		return db.closeEmbedCache()
 	}
 	return errors.Join(err, db.closeEmbedCache(), mapStoreErr(db.wal.Close()))
 }

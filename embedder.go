@@ -134,7 +134,7 @@ func (c *dbCache) cache() embed.Cache {
 	if db.embClosed {
 		return nil // a Put still embedding when the DB closed
 	}
-	if db.embCache == nil && db.embErr == nil {
+	if db.embCache == nil && db.embErr == nil && db.dir != "" {
 		db.embCache, db.embErr = embed.OpenFileCache(filepath.Join(db.dir, embedCacheFile), db.opts.EmbedCacheEntries)
 		if db.embErr != nil {
 			// A cache that cannot be opened costs money, not data: embed

@@ -41,6 +41,10 @@ var (
 	// endpoint is down, slow or answered badly); the write or search was
 	// refused and nothing of it was stored.
 	ErrEmbedder = errors.New("tidemark: embedder failed")
+	// ErrUnavailable: a PostgreSQL store's database cannot be reached, so
+	// the write was not acknowledged (reads go on from the state last
+	// applied), or a wait for a change (DB.WaitApplied) timed out.
+	ErrUnavailable = errors.New("tidemark: unavailable")
 	// ErrOptions: invalid Options or CollectionOptions.
 	ErrOptions = errors.New("tidemark: invalid options")
 )

@@ -147,7 +147,12 @@ func TestLedgerMatchesReference(t *testing.T) {
 // size) so that the comparison checks its plumbing — surface, archive,
 // version expansion, one belief per memory — and not HNSW's recall,
 // which the index's own tests measure.
-func TestEngineMatchesReference(t *testing.T) {
+func TestEngineMatchesReference(t *testing.T) { engineMatchesReference(t, nil) }
+
+// engineMatchesReference is TestEngineMatchesReference's body; postgres,
+// when not nil, gives each run a PostgreSQL database to keep the ledger
+// in, and the queries go to a second node of it as well.
+func engineMatchesReference(t *testing.T, postgres func(testing.TB) string) {
 	ctx := context.Background()
 	corpus, queries := randomCorpus(1, 300, 100, 24)
 	for _, m := range []temporal.Method{temporal.MethodTidemark, temporal.MethodPlain, temporal.MethodTemporal,
@@ -172,30 +177,45 @@ func TestEngineMatchesReference(t *testing.T) {
 			plan := run.plan
 			t.Run(m.String()+"/"+run.name, func(t *testing.T) {
 				// The reference has no drift detectors: VDD decays at static rates.
-				eng := evalengine.New(&evalengine.Options{Method: m, Plan: plan, Overfetch: 1000, NoSync: true, BatchSize: 97,
-					Dir: t.TempDir(), Clock: run.clock, StaticDecay: true})
+				o := &evalengine.Options{Method: m, Plan: plan, Overfetch: 1000, NoSync: true, BatchSize: 97,
+					Dir: t.TempDir(), Clock: run.clock, StaticDecay: true}
+				if postgres != nil {
+					o.Postgres = postgres(t)
+				}
+				eng := evalengine.New(o)
 				defer eng.Close()
 				if err := eng.Ingest(ctx, corpus); err != nil {
 					t.Fatal(err)
 				}
-				stored, _ := eng.Collection().Len()
-				if stored != ref.Len() {
-					t.Fatalf("engine stored %d memories, the reference %d", stored, ref.Len())
+				nodes := []*evalengine.Searcher{eng}
+				if postgres != nil {
+					replica, err := eng.Replica(ctx)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer replica.Close()
+					nodes = append(nodes, replica)
 				}
-				for _, q := range queries {
-					want, err := ref.Search(ctx, q)
-					if err != nil {
-						t.Fatal(err)
+				for node, eng := range nodes {
+					stored, _ := eng.Collection().Len()
+					if stored != ref.Len() {
+						t.Fatalf("node %d: engine stored %d memories, the reference %d", node, stored, ref.Len())
 					}
-					got, err := eng.Search(ctx, q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !slices.Equal(got.IDs, want.IDs) {
-						t.Fatalf("query %s (now %v, as of %v, k %d):\n engine    %v\n reference %v", q.ID, q.Now.Format(time.DateOnly), q.AsOf, q.K, got.IDs, want.IDs)
-					}
-					if len(want.IDs) > 0 && abs(got.Confidence-want.Confidence) > 1e-4 {
-						t.Fatalf("query %s: confidence %v, reference %v", q.ID, got.Confidence, want.Confidence)
+					for _, q := range queries {
+						want, err := ref.Search(ctx, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got, err := eng.Search(ctx, q)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if !slices.Equal(got.IDs, want.IDs) {
+							t.Fatalf("node %d, query %s (now %v, as of %v, k %d):\n engine    %v\n reference %v", node, q.ID, q.Now.Format(time.DateOnly), q.AsOf, q.K, got.IDs, want.IDs)
+						}
+						if len(want.IDs) > 0 && abs(got.Confidence-want.Confidence) > 1e-4 {
+							t.Fatalf("node %d, query %s: confidence %v, reference %v", node, q.ID, got.Confidence, want.Confidence)
+						}
 					}
 				}
 			})

@@ -247,7 +247,7 @@ func errorStatus(err error) (int, string) {
 		return http.StatusConflict, api.CodeConflict
 	case errors.Is(err, tidemark.ErrRateLimited):
 		return http.StatusTooManyRequests, api.CodeRateLimited
-	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed):
+	case errors.Is(err, tidemark.ErrClosed), errors.Is(err, tidemark.ErrFailed), errors.Is(err, tidemark.ErrUnavailable):
 		return http.StatusServiceUnavailable, api.CodeUnavailable
 	case errors.Is(err, tidemark.ErrEmbedder):
 		return http.StatusServiceUnavailable, api.CodeEmbedderUnavailable

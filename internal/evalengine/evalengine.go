@@ -58,6 +58,9 @@ type Options struct {
 	// Clock is the database's clock (default time.Now): the transaction
 	// time of the writes, which decides what is on the visible surface.
 	Clock func() time.Time
+	// Postgres, when set, is the URL of a PostgreSQL database that keeps
+	// the ledger (tidemark.OpenPostgres) instead of a local log in Dir.
+	Postgres string
 }
 
 // Searcher is an eval.Searcher over a tidemark database.
@@ -113,7 +116,7 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		}
 		s.temp = true
 	}
-	if s.db, err = tidemark.Open(s.dir, &tidemark.Options{NoSync: s.opts.NoSync, CheckpointRecords: -1, CheckpointBytes: -1, Clock: s.opts.Clock}); err != nil {
+	if s.db, err = s.open(ctx); err != nil {
 		return err
 	}
 	if s.coll, err = s.db.CreateCollection(ctx, "eval", &tidemark.CollectionOptions{Dim: dim, Method: s.opts.Method,
@@ -139,6 +142,43 @@ func (s *Searcher) Ingest(ctx context.Context, corpus []eval.CorpusLine) error {
 		}
 	}
 	return flush()
+}
+
+func (s *Searcher) open(ctx context.Context) (*tidemark.DB, error) {
+	o := &tidemark.Options{NoSync: s.opts.NoSync, CheckpointRecords: -1, CheckpointBytes: -1, Clock: s.opts.Clock}
+	if s.opts.Postgres != "" {
+		return tidemark.OpenPostgres(ctx, s.opts.Postgres, s.dir, o)
+	}
+	return tidemark.Open(s.dir, o)
+}
+
+// Replica opens a second node of s's PostgreSQL database (Options.Postgres)
+// and returns a Searcher over the ingested collection as that node sees it
+// once it has applied everything s wrote. Close it before s.
+func (s *Searcher) Replica(ctx context.Context) (*Searcher, error) {
+	if s.opts.Postgres == "" || s.db == nil {
+		return nil, errors.New("evalengine: Replica needs an ingested Searcher with Options.Postgres")
+	}
+	r := *s
+	r.temp, r.view = false, false
+	var err error
+	if r.dir, err = os.MkdirTemp("", "tidemark-eval-replica-"); err != nil {
+		return nil, err
+	}
+	r.temp = true
+	if r.db, err = r.open(ctx); err != nil {
+		os.RemoveAll(r.dir)
+		return nil, err
+	}
+	if err := r.db.WaitApplied(ctx, s.db.Seq()); err != nil {
+		r.Close()
+		return nil, err
+	}
+	if r.coll, err = r.db.Collection("eval"); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return &r, nil
 }
 
 // MemoryOf is the memory Ingest writes for corpus line i with vector vec:

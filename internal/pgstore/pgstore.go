@@ -220,8 +220,9 @@ func (s *Store) Listen(ctx context.Context, wake chan<- struct{}) error {
 	}
 	// A listening connection is not given back to the pool: its session
 	// state (the LISTEN) must not leak into other work.
-	defer conn.Hijack().Close(context.Background())
-	if _, err := conn.Exec(ctx, "LISTEN "+Channel); err != nil {
+	pc := conn.Hijack()
+	defer pc.Close(context.Background())
+	if _, err := pc.Exec(ctx, "LISTEN "+Channel); err != nil {
 		return fmt.Errorf("pgstore: listen: %w", err)
 	}
 	select {
@@ -229,7 +230,7 @@ func (s *Store) Listen(ctx context.Context, wake chan<- struct{}) error {
 	default:
 	}
 	for {
-		if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
+		if _, err := pc.WaitForNotification(ctx); err != nil {
 			return fmt.Errorf("pgstore: listen: %w", err)
 		}
 		select {

@@ -1,0 +1,419 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/tidemark/tidemark/internal/pgstore"
+)
+
+// PostgreSQL as the shared ledger (issue 20). The embedded store's design
+// carries over whole: the ledger is the state the log's records give when
+// applied in order, and apply is deterministic. With a PostgreSQL store
+// the log is the database's tidemark_changes table, numbered by a gap-free
+// sequence that one row lock hands out, so the writers of every node queue
+// in one commit order, and every node applies every change in that order
+// exactly as the embedded engine replays its log. Two nodes superseding
+// one key at once can therefore never both win: PostgreSQL orders the two
+// changes, and the rule (temporal.Resolve) decides on that order, the same
+// on every node.
+//
+// A node is stateless: OpenPostgres loads the newest snapshot stored in
+// the database (written by whichever node checkpointed last) and the
+// changes after it, then follows the log (LISTEN/NOTIFY to wake, polling
+// as the safety net). A write returns once committed and applied on the
+// node that made it; Seq then covers it, and WaitApplied(seq) on another
+// node gives read-your-writes across nodes.
+
+// pollInterval is how often a node polls the log when no notification
+// came (the safety net for a lost LISTEN connection).
+const pollInterval = 500 * time.Millisecond
+
+// maxBackoff bounds the wait between reconnection attempts.
+const maxBackoff = 5 * time.Second
+
+// replication is a PostgreSQL node's follower state. Its fields are
+// guarded by DB.seq.mu (pending: the changes this node committed and will
+// apply itself, which the follower must leave to it).
+type replication struct {
+	pending map[uint64]bool
+	head    uint64    // the newest committed change seen in the database
+	contact time.Time // the last time the follower reached the database
+	err     error     // the follower's last error, nil after a success
+	kick    chan struct{}
+}
+
+// OpenPostgres opens a node of the tidemark database kept in PostgreSQL at
+// url (a postgres:// URL or key=value string, as pgx parses it): it
+// creates or migrates the tables, loads the newest stored snapshot and the
+// changes after it, and follows the log from then on. dir is the node's
+// local directory for caches (the embedding cache); "" keeps none. Every
+// node of one database sees the same collections and memories; see
+// Replication and WaitApplied for how far behind this one is.
+func OpenPostgres(ctx context.Context, url, dir string, opts *Options) (*DB, error) {
+	began := time.Now()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	o := opts.WithDefaults()
+	o.Embedders = maps.Clone(o.Embedders)
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	host, _ := os.Hostname()
+	pg, err := pgstore.Open(ctx, url, fmt.Sprintf("%s/%d", host, os.Getpid()))
+	if err != nil {
+		return nil, err
+	}
+	db := newDB(dir, o)
+	db.pg = pg
+	db.repl.pending = map[uint64]bool{}
+	db.repl.kick = make(chan struct{}, 1)
+	if err := db.recoverPostgres(ctx); err != nil {
+		pg.Close()
+		return nil, err
+	}
+	if err := db.checkEmbedders(); err != nil {
+		pg.Close()
+		return nil, err
+	}
+	db.start(began)
+	db.bg.Add(1)
+	go db.follow()
+	return db, nil
+}
+
+// recoverPostgres loads the newest snapshot and applies the changes after
+// it.
+func (db *DB) recoverPostgres(ctx context.Context) error {
+	snap, err := db.pg.OpenSnapshot(ctx)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	default:
+		err = db.readState(snap, snap.Size)
+		snap.Close()
+		if err != nil {
+			return err
+		}
+		db.info.SnapshotSeq = snap.Seq
+		db.seq.applied = snap.Seq
+	}
+	first, err := db.pg.FirstSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if db.seq.applied+1 < first {
+		return fmt.Errorf("%w: the snapshot includes changes up to %d but the log starts at %d", ErrCorrupt, db.seq.applied, first)
+	}
+	for {
+		cs, err := db.pg.Changes(ctx, db.seq.applied, 512)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			rec, err := decodeRecord(c.Payload)
+			if err != nil {
+				return fmt.Errorf("%w: change %d: %w", ErrCorrupt, c.Seq, err)
+			}
+			db.apply(rec, c.Seq)
+			db.seq.applied = c.Seq
+			db.seq.sinceCkpt++
+			db.seq.bytesSince += int64(len(c.Payload))
+			db.info.Replayed++
+		}
+		if len(cs) < 512 {
+			break
+		}
+	}
+	db.repl.head = db.seq.applied
+	db.repl.contact = time.Now()
+	return nil
+}
+
+// commitPostgres is commitQueued's second half on a PostgreSQL store:
+// commit the change, wait until the follower applied the changes before
+// it, apply it.
+func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, queued func()) (applied, error) {
+	var mine uint64
+	seq, err := db.pg.Append(ctx, payload, func(seq uint64) {
+		db.seq.mu.Lock()
+		db.repl.pending[seq] = true
+		mine = seq
+		db.seq.mu.Unlock()
+		queued()
+	})
+	if err != nil {
+		if mine != 0 {
+			// Not acknowledged: if it did commit after all, the follower
+			// applies it like any other node's change.
+			db.seq.mu.Lock()
+			delete(db.repl.pending, mine)
+			db.seq.mu.Unlock()
+			db.wake()
+		}
+		if ctx.Err() != nil {
+			return applied{}, fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return applied{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		db.seq.mu.Lock()
+		db.seq.cond.Broadcast()
+		db.seq.mu.Unlock()
+	})
+	defer stop()
+	db.seq.mu.Lock()
+	if db.seq.applied+1 != seq {
+		db.wake()
+	}
+	for db.seq.applied+1 != seq {
+		if err := ctx.Err(); err != nil || db.stopping() {
+			// Committed, and every node (this one too, once its follower
+			// gets there) applies it: the caller learns it is durable but
+			// not yet visible here.
+			delete(db.repl.pending, seq)
+			db.seq.mu.Unlock()
+			db.wake()
+			if err == nil {
+				err = ErrClosed
+			}
+			return applied{}, fmt.Errorf("the write committed as change %d but this node has not applied it yet: %w", seq, err)
+		}
+		db.seq.cond.Wait()
+	}
+	res, aerr := db.apply(rec, seq)
+	delete(db.repl.pending, seq)
+	kick := db.appliedLocked(seq, len(payload))
+	db.seq.mu.Unlock()
+	db.wake()
+	if kick {
+		db.checkpointInBackground()
+	}
+	return res, aerr
+}
+
+// stopping reports whether Close has begun.
+func (db *DB) stopping() bool {
+	select {
+	case <-db.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// wake asks the follower to read the log now.
+func (db *DB) wake() {
+	select {
+	case db.repl.kick <- struct{}{}:
+	default:
+	}
+}
+
+// follow applies the changes other nodes commit, in order, until Close.
+func (db *DB) follow() {
+	defer db.bg.Done()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-db.stop
+		cancel()
+	}()
+	notified := make(chan struct{}, 1)
+	db.bg.Add(1)
+	go func() {
+		defer db.bg.Done()
+		backoff := 100 * time.Millisecond
+		for ctx.Err() == nil {
+			start := time.Now()
+			db.pg.Listen(ctx, notified) // returns when the connection fails
+			if time.Since(start) > maxBackoff {
+				backoff = 100 * time.Millisecond
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, maxBackoff)
+		}
+	}()
+	backoff := 100 * time.Millisecond
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		err := db.pull(ctx)
+		wait := pollInterval
+		if err != nil && ctx.Err() == nil {
+			wait, backoff = backoff, min(2*backoff, maxBackoff)
+		} else {
+			backoff = 100 * time.Millisecond
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-notified:
+		case <-db.repl.kick:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+	}
+}
+
+// pull applies the committed changes after the last applied one, stopping
+// at a change this node committed itself (its writer applies it).
+func (db *DB) pull(ctx context.Context) error {
+	for {
+		head, err := db.pg.Head(ctx)
+		if err == nil {
+			db.seq.mu.Lock()
+			db.repl.head = max(db.repl.head, head)
+			from := db.seq.applied
+			db.seq.mu.Unlock()
+			var cs []pgstore.Change
+			if head > from {
+				cs, err = db.pg.Changes(ctx, from, 256)
+			}
+			if err == nil {
+				if more, err := db.applyChanges(cs); err != nil || !more {
+					return err
+				}
+				continue
+			}
+		}
+		db.seq.mu.Lock()
+		db.repl.err = err
+		db.seq.mu.Unlock()
+		return err
+	}
+}
+
+// applyChanges applies cs (read from the log) in order after the last
+// applied change, and reports whether the log may hold more.
+func (db *DB) applyChanges(cs []pgstore.Change) (more bool, err error) {
+	kick := false
+	defer func() {
+		if kick {
+			db.checkpointInBackground()
+		}
+	}()
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	db.repl.err, db.repl.contact = nil, time.Now()
+	if len(cs) > 0 && db.seq.applied+1 < cs[0].Seq {
+		// The log was trimmed past this node (it lagged more than a
+		// snapshot interval): it must start again from the snapshot.
+		err := fmt.Errorf("%w: this node applied changes up to %d, the log now starts at %d: restart it to load the newest snapshot", ErrUnavailable, db.seq.applied, cs[0].Seq)
+		db.repl.err = err
+		return false, err
+	}
+	for _, c := range cs {
+		if c.Seq <= db.seq.applied {
+			continue
+		}
+		if db.repl.pending[c.Seq] {
+			return false, nil // this node's own write: its writer applies it
+		}
+		rec, err := decodeRecord(c.Payload)
+		if err != nil {
+			err = fmt.Errorf("%w: change %d: %w", ErrCorrupt, c.Seq, err)
+			db.repl.err = err
+			return false, err
+		}
+		db.apply(rec, c.Seq)
+		kick = db.appliedLocked(c.Seq, len(c.Payload)) || kick
+	}
+	return len(cs) == 256, nil
+}
+
+// Seq returns the sequence number of the last change this DB applied: a
+// write that returned is covered by the Seq read after it, so another
+// node of the same PostgreSQL store given it (WaitApplied) reads that
+// write.
+func (db *DB) Seq() uint64 {
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	return db.seq.applied
+}
+
+// WaitApplied waits until this DB has applied change seq (or a later one)
+// or ctx ends (an error wrapping ErrUnavailable and ctx's error). On an
+// embedded store every acknowledged change is applied: it returns at once,
+// or says that seq was never handed out.
+func (db *DB) WaitApplied(ctx context.Context, seq uint64) error {
+	if err := db.readable(); err != nil {
+		return err
+	}
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	if db.seq.applied >= seq {
+		return nil
+	}
+	if db.pg == nil {
+		return fmt.Errorf("%w: change %d was never written here (the last is %d)", ErrNotFound, seq, db.seq.applied)
+	}
+	db.wake()
+	stop := context.AfterFunc(ctx, func() {
+		db.seq.mu.Lock()
+		db.seq.cond.Broadcast()
+		db.seq.mu.Unlock()
+	})
+	defer stop()
+	for db.seq.applied < seq {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%w: change %d not applied yet (this node is at %d): %w", ErrUnavailable, seq, db.seq.applied, err)
+		}
+		if db.stopping() {
+			return ErrClosed
+		}
+		db.seq.cond.Wait()
+	}
+	return nil
+}
+
+// Replication says how far this DB is behind its store's log.
+type Replication struct {
+	// Store is "embedded" (the local log) or "postgres".
+	Store string `json:"store"`
+	// Applied is the last change this DB applied; Head the newest one
+	// committed to the store that it has seen (Applied for the embedded
+	// store); Behind their difference.
+	Applied uint64 `json:"applied"`
+	Head    uint64 `json:"head"`
+	Behind  uint64 `json:"behind"`
+	// LastContact is when the node last read the database (zero for the
+	// embedded store); Error why its last attempt failed, if it did.
+	LastContact time.Time `json:"last_contact,omitzero"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// Replication returns how far behind the store's log this DB is.
+func (db *DB) Replication() Replication {
+	db.seq.mu.Lock()
+	defer db.seq.mu.Unlock()
+	r := Replication{Store: "embedded", Applied: db.seq.applied, Head: db.seq.applied}
+	if db.pg == nil {
+		return r
+	}
+	r.Store = "postgres"
+	r.Head = max(db.repl.head, db.seq.applied)
+	r.Behind = r.Head - r.Applied
+	r.LastContact = db.repl.contact
+	if db.repl.err != nil {
+		r.Error = db.repl.err.Error()
+	}
+	return r
+}

@@ -1,0 +1,322 @@
+package tidemark_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// The engine answers as the reference memory does with its ledger in
+// PostgreSQL, on the node that wrote it and on a second node that loaded
+// it from the database.
+func TestEngineMatchesReferencePostgres(t *testing.T) {
+	engineMatchesReference(t, pgtest.Database)
+}
+
+func openNode(t testing.TB, url string) *tidemark.DB {
+	t.Helper()
+	db, err := tidemark.OpenPostgres(context.Background(), url, t.TempDir(), &tidemark.Options{CheckpointRecords: -1, CheckpointBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func vec8(hot int) []float32 {
+	v := make([]float32, 8)
+	v[hot%8] = 1
+	v[(hot+3)%8] = 0.25
+	return v
+}
+
+// collOn returns the collection on db once db has applied seq.
+func collOn(t testing.TB, db *tidemark.DB, seq uint64, name string) *tidemark.Collection {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := db.WaitApplied(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.Collection(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// visible returns the ids of the collection's current memories.
+func visible(t testing.TB, c *tidemark.Collection) []string {
+	t.Helper()
+	res, err := c.List(context.Background(), &tidemark.ListRequest{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range res.Memories {
+		ids = append(ids, m.ID)
+	}
+	return ids
+}
+
+// Write on A, read on B: with the sequence A's write returned, at once;
+// without it, within the follower's poll interval.
+func TestPostgresTwoNodes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "m1", Text: "first", Vector: vec8(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	cb := collOn(t, b, a.Seq(), "notes")
+	hits, err := cb.Search(ctx, &tidemark.SearchRequest{Vector: vec8(1), K: 1})
+	if err != nil || len(hits.Hits) != 1 || hits.Hits[0].ID != "m1" {
+		t.Fatalf("B after WaitApplied(A.Seq()): %+v, %v", hits, err)
+	}
+	// Without the sequence: B's follower finds it on its own.
+	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "m2", Text: "second", Vector: vec8(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if _, err := cb.Get(ctx, "m2"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("m2 not on B 2 s after A acknowledged it: %+v", b.Replication())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// And back: B writes, A reads.
+	if _, err := cb.Put(ctx, []tidemark.Memory{{ID: "m3", Text: "third", Vector: vec8(3)}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := visible(t, collOn(t, a, b.Seq(), "notes")); len(got) != 3 {
+		t.Fatalf("A sees %v", got)
+	}
+	r := b.Replication()
+	if r.Store != "postgres" || r.Applied != b.Seq() || r.Error != "" {
+		t.Fatalf("B's replication: %+v", r)
+	}
+	// A sequence never written times out as unavailable.
+	wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := b.WaitApplied(wctx, b.Seq()+100); !errors.Is(err, tidemark.ErrUnavailable) {
+		t.Fatalf("WaitApplied of a future change: %v", err)
+	}
+}
+
+// Both nodes supersede one fact key at the same moment, many times over:
+// the database orders the writes, and both nodes end with exactly one
+// current value, the same one, the rule's winner.
+func TestPostgresConcurrentSupersession(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	if _, err := a.CreateCollection(ctx, "facts", &tidemark.CollectionOptions{Dim: 8}); err != nil {
+		t.Fatal(err)
+	}
+	ca := collOn(t, a, a.Seq(), "facts")
+	cb := collOn(t, b, a.Seq(), "facts")
+	valid := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const rounds = 20
+	for round := range rounds {
+		var wg sync.WaitGroup
+		for n, c := range []*tidemark.Collection{ca, cb} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := c.Put(ctx, []tidemark.Memory{{ID: fmt.Sprintf("r%d-%d", round, n), Text: "rate limit",
+					Vector: vec8(round), Subject: "api", Relation: "rate limit", Object: fmt.Sprint(100*round + n),
+					ValidFrom: valid.AddDate(0, 0, round)}})
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	seq := max(a.Seq(), b.Seq())
+	va := visible(t, collOn(t, a, seq, "facts"))
+	vb := visible(t, collOn(t, b, seq, "facts"))
+	if len(va) != 1 || len(vb) != 1 || va[0] != vb[0] {
+		t.Fatalf("current values: A %v, B %v; want one, the same", va, vb)
+	}
+	// The winner is the rule's: the two writes of the last round share a
+	// valid time, so the later recorded (then the larger id) wins; either
+	// way it is one of the last round's.
+	h, err := ca.FactHistory(ctx, "api", "rate limit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := h[len(h)-1].ID; last != va[0] || len(h) != 2*rounds {
+		t.Fatalf("history ends with %s of %d, current %s", last, len(h), va[0])
+	}
+}
+
+// PostgreSQL stops under a node: writes fail clearly (ErrUnavailable),
+// searches go on from the state last applied and say how stale it is;
+// when it is back, writes go through again and the other node catches up.
+func TestPostgresRestart(t *testing.T) {
+	ctx := context.Background()
+	srv := pgtest.Start(t)
+	url := srv.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "m1", Text: "before", Vector: vec8(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	cb := collOn(t, b, a.Seq(), "notes")
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err = ca.Put(wctx, []tidemark.Memory{{ID: "m2", Text: "during", Vector: vec8(2)}})
+	cancel()
+	if !errors.Is(err, tidemark.ErrUnavailable) {
+		t.Fatalf("a write with PostgreSQL down: %v, want ErrUnavailable", err)
+	}
+	if res, err := cb.Search(ctx, &tidemark.SearchRequest{Vector: vec8(1), K: 1}); err != nil || len(res.Hits) != 1 {
+		t.Fatalf("a search on B with PostgreSQL down: %+v, %v", res, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Replication().Error == "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("B does not say it lost the database: %+v", b.Replication())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		_, err := ca.Put(ctx, []tidemark.Memory{{ID: "m3", Text: "after", Vector: vec8(3)}})
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, tidemark.ErrUnavailable) || time.Now().After(deadline) {
+			t.Fatalf("a write after PostgreSQL came back: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	got := visible(t, collOn(t, b, a.Seq(), "notes"))
+	if len(got) != 2 || got[0] != "m1" || got[1] != "m3" {
+		t.Fatalf("B after the restart sees %v, want [m1 m3]", got)
+	}
+	deadline = time.Now().Add(5 * time.Second)
+	for b.Replication().Error != "" {
+		if time.Now().After(deadline) {
+			t.Fatalf("B still reports an error: %+v", b.Replication())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A checkpoint stores a snapshot in the database; a node that joins later
+// starts from it and the changes after it, while writes go on; a purge is
+// gone from every change and snapshot the database keeps once two
+// checkpoints have passed.
+func TestPostgresSnapshotJoinPurge(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a := openNode(t, url)
+	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *tidemark.Collection, id, text string, hot int) {
+		t.Helper()
+		if _, err := c.Put(ctx, []tidemark.Memory{{ID: id, Text: text, Vector: vec8(hot)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(ca, "secret", "the launch code is 0000-SECRET-7731", 1)
+	for i := range 20 {
+		put(ca, fmt.Sprint("n", i), fmt.Sprint("note ", i), i)
+	}
+	if err := a.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A node joins while A keeps writing.
+	stop := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		i := 0
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := ca.Put(ctx, []tidemark.Memory{{ID: fmt.Sprint("w", i), Text: "while joining", Vector: vec8(i)}}); err != nil {
+				done <- err
+				return
+			}
+			i++
+		}
+	}()
+	time.Sleep(50 * time.Millisecond)
+	c := openNode(t, url)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if c.Recovery().SnapshotSeq == 0 {
+		t.Fatalf("the joining node did not start from the stored snapshot: %+v", c.Recovery())
+	}
+	cc := collOn(t, c, a.Seq(), "notes")
+	if va, vc := visible(t, ca), visible(t, cc); len(va) != len(vc) || len(va) < 22 {
+		t.Fatalf("A has %d current memories, the new node %d", len(va), len(vc))
+	}
+	if _, err := ca.Retract(ctx, "secret", &tidemark.RetractOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		var n int
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(ctx)
+		err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM tidemark_changes WHERE position('0000-SECRET-7731'::bytea in payload) > 0)
+			+ (SELECT count(*) FROM tidemark_snapshot_parts WHERE position('0000-SECRET-7731'::bytea in data) > 0)`).Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if count() == 0 {
+		t.Fatal("the test is blind: the text was never found in the database")
+	}
+	for range 2 {
+		put(ca, fmt.Sprint("x", a.Seq()), "after the purge", 5)
+		if err := a.Checkpoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("the purged text is still in %d rows after two checkpoints", n)
+	}
+	if _, err := collOn(t, c, a.Seq(), "notes").Get(ctx, "secret"); !errors.Is(err, tidemark.ErrNotFound) {
+		t.Fatalf("the purged memory on the other node: %v", err)
+	}
+}
