@@ -583,7 +583,10 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 			db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
 		}
 		db.seq.mu.Unlock()
-		return err
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return db.reconcileBeliefs(ctx)
 	}
 	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
 	if err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidemark/tidemark/internal/pgstore"
@@ -45,6 +46,12 @@ type replication struct {
 	contact time.Time // the last time the follower reached the database
 	err     error     // the follower's last error, nil after a success
 	kick    chan struct{}
+	// projErr is the last error of the beliefs projection (beliefs.go),
+	// nil once a reconcile succeeds; projFails and projRetries count
+	// failed projections and retried ones.
+	projErr     error
+	projFails   atomic.Uint64
+	projRetries atomic.Uint64
 }
 
 // OpenPostgres opens a node of the tidemark database kept in PostgreSQL at
@@ -194,6 +201,9 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 	kick := db.appliedLocked(seq, len(payload))
 	db.seq.mu.Unlock()
 	db.wake()
+	if aerr == nil {
+		db.project(rec, res)
+	}
 	if kick {
 		db.checkpointInBackground()
 	}
@@ -398,6 +408,15 @@ type Replication struct {
 	// embedded store); Error why its last attempt failed, if it did.
 	LastContact time.Time `json:"last_contact,omitzero"`
 	Error       string    `json:"error,omitempty"`
+	// WriteRetries counts the writes PostgreSQL aborted (serialization
+	// failure, deadlock) and this node retried. ProjectionFailures counts
+	// the beliefs projections that failed (a checkpoint reconciles them),
+	// ProjectionRetries those retried after losing a race to another
+	// node; ProjectionError is the last failure's, until a reconcile.
+	WriteRetries       uint64 `json:"write_retries,omitempty"`
+	ProjectionFailures uint64 `json:"projection_failures,omitempty"`
+	ProjectionRetries  uint64 `json:"projection_retries,omitempty"`
+	ProjectionError    string `json:"projection_error,omitempty"`
 }
 
 // Replication returns how far behind the store's log this DB is.
@@ -414,6 +433,11 @@ func (db *DB) Replication() Replication {
 	r.LastContact = db.repl.contact
 	if db.repl.err != nil {
 		r.Error = db.repl.err.Error()
+	}
+	r.WriteRetries = db.pg.Retries()
+	r.ProjectionFailures, r.ProjectionRetries = db.repl.projFails.Load(), db.repl.projRetries.Load()
+	if db.repl.projErr != nil {
+		r.ProjectionError = db.repl.projErr.Error()
 	}
 	return r
 }

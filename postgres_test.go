@@ -166,6 +166,52 @@ func TestPostgresConcurrentSupersession(t *testing.T) {
 	if last := h[len(h)-1].ID; last != va[0] || len(h) != 2*rounds {
 		t.Fatalf("history ends with %s of %d, current %s", last, len(h), va[0])
 	}
+	// The database's projection agrees: one open belief, the same one.
+	if open := openBeliefs(t, url, "facts"); len(open) != 1 || open[0] != va[0] {
+		t.Fatalf("open beliefs in PostgreSQL: %v, current on the nodes: %s", open, va[0])
+	}
+	// Retracting it reopens the one before; a checkpoint's reconcile
+	// changes nothing then.
+	if _, err := cb.Retract(ctx, va[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	now := visible(t, collOn(t, a, b.Seq(), "facts"))
+	if len(now) != 1 || now[0] == va[0] {
+		t.Fatalf("after retracting %s, current: %v", va[0], now)
+	}
+	if open := openBeliefs(t, url, "facts"); len(open) != 1 || open[0] != now[0] {
+		t.Fatalf("open beliefs after the retraction: %v, want [%s]", open, now[0])
+	}
+	if err := a.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if open := openBeliefs(t, url, "facts"); len(open) != 1 || open[0] != now[0] {
+		t.Fatalf("open beliefs after a reconcile: %v, want [%s]", open, now[0])
+	}
+	if r := a.Replication(); r.ProjectionError != "" || r.ProjectionFailures != 0 {
+		t.Fatalf("A's projection: %+v", r)
+	}
+}
+
+// openBeliefs returns the memory ids of the collection's open beliefs in
+// the database's projection.
+func openBeliefs(t testing.TB, url, coll string) []string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT memory_id FROM tidemark_beliefs WHERE collection = $1 AND upper_inf(tx) ORDER BY memory_id`, coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
 
 // PostgreSQL stops under a node: writes fail clearly (ErrUnavailable),

@@ -1,0 +1,302 @@
+package tidemark
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tidemark/tidemark/temporal"
+)
+
+// The bi-temporal projection of a PostgreSQL store's keyed beliefs
+// (pgstore's tidemark_beliefs): per fact key, one row per memory that was
+// the key's current belief, with its valid period and the transaction
+// period it was current for. The exclusion constraint over (collection,
+// subject, relation, tx) lets PostgreSQL refuse a second open belief of a
+// key, whichever node writes it. The node that commits a change projects
+// the keys it touched right after applying it; a checkpoint reconciles
+// every key (so a node killed between its commit and its projection
+// leaves the projection behind only until the next checkpoint). A row
+// carries the change sequence of the state it was projected from: a node
+// never overwrites a projection made from a later state.
+
+// openBelief is a key's current belief as the projection stores it.
+type openBelief struct {
+	id, object   string
+	validFrom    time.Time
+	validTo      time.Time
+	subj, relatn string
+}
+
+// currentBeliefs returns, for each key asked (every key when keys is nil),
+// its current belief: the memory of its chain neither superseded,
+// retracted nor purged (the newest by the rule if several are). A key
+// without one maps to nothing. c.mu is held for reading.
+func (c *Collection) currentBeliefs(keys []temporal.FactKey) map[temporal.FactKey]*openBelief {
+	if keys == nil {
+		keys = slices.Collect(maps.Keys(c.byKey))
+	}
+	out := make(map[temporal.FactKey]*openBelief, len(keys))
+	for _, k := range keys {
+		if k.IsZero() {
+			continue
+		}
+		best := -1
+		for _, j := range c.byKey[k] {
+			r := c.rows.at(j)
+			if r.superseded || r.retracted || r.purged {
+				continue
+			}
+			if best < 0 || temporal.Newer(r.assertion(j), c.rows.at(best).assertion(best)) {
+				best = j
+			}
+		}
+		if best < 0 {
+			out[k] = nil
+			continue
+		}
+		m := c.memory(best)
+		obj := m.Object
+		if r := c.rows.at(best); obj == "" && r.mem.storedRest != nil {
+			obj = r.mem.keyFromObject
+		}
+		out[k] = &openBelief{id: m.ID, object: obj, validFrom: m.ValidFrom, validTo: m.ValidTo, subj: k.Subject, relatn: k.Relation}
+	}
+	return out
+}
+
+// projectKeys brings the projection of the keys (every key of the
+// collection when keys is nil) up to this node's state, and deletes the
+// rows of purged memory ids.
+func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.FactKey, purged []string) error {
+	db.seq.mu.Lock()
+	seq := db.seq.applied
+	c.mu.RLock()
+	dropped := c.dropped
+	cur := c.currentBeliefs(keys)
+	c.mu.RUnlock()
+	db.seq.mu.Unlock()
+	if dropped {
+		return db.projectDrop(ctx, c.name, seq)
+	}
+	var subj, rel []string
+	if keys != nil {
+		for k := range cur {
+			subj, rel = append(subj, k.Subject), append(rel, k.Relation)
+		}
+		if len(subj) == 0 && len(purged) == 0 {
+			return nil
+		}
+	}
+	return db.projectTx(ctx, func(tx pgx.Tx) error {
+		if len(purged) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM tidemark_beliefs WHERE collection = $1 AND memory_id = ANY($2)`, c.name, purged); err != nil {
+				return err
+			}
+		}
+		q := `SELECT subject, relation, memory_id, seq FROM tidemark_beliefs WHERE collection = $1 AND upper_inf(tx) FOR UPDATE`
+		args := []any{c.name}
+		if keys != nil {
+			q = `SELECT subject, relation, memory_id, seq FROM tidemark_beliefs WHERE collection = $1 AND upper_inf(tx)
+				AND (subject, relation) IN (SELECT * FROM unnest($2::text[], $3::text[])) FOR UPDATE`
+			args = append(args, subj, rel)
+		}
+		type open struct {
+			id  string
+			seq int64
+		}
+		have := map[temporal.FactKey]open{}
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var k temporal.FactKey
+			var o open
+			if err := rows.Scan(&k.Subject, &k.Relation, &o.id, &o.seq); err != nil {
+				rows.Close()
+				return err
+			}
+			have[k] = o
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if keys == nil {
+			// A reconcile also closes the keys this node no longer has.
+			for k := range have {
+				if _, ok := cur[k]; !ok {
+					cur[k] = nil
+				}
+			}
+		}
+		for _, k := range slices.SortedFunc(maps.Keys(cur), func(a, b temporal.FactKey) int { return cmpKey(a, b) }) {
+			b := cur[k]
+			o, isOpen := have[k]
+			if isOpen && (o.seq > int64(seq) || b != nil && o.id == b.id) {
+				continue // projected from a later state, or already so
+			}
+			if isOpen {
+				if _, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond')), ended_seq = $4
+					WHERE collection = $1 AND subject = $2 AND relation = $3 AND upper_inf(tx)`, c.name, k.Subject, k.Relation, int64(seq)); err != nil {
+					return err
+				}
+			}
+			if b == nil {
+				continue
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO tidemark_beliefs (collection, subject, relation, memory_id, object, valid, tx, seq)
+				VALUES ($1, $2, $3, $4, $5, tstzrange($6, $7), tstzrange(clock_timestamp(), NULL), $8)`,
+				c.name, k.Subject, k.Relation, b.id, b.object, nullTime(b.validFrom), nullTime(b.validTo), int64(seq)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func cmpKey(a, b temporal.FactKey) int {
+	if a.Subject != b.Subject {
+		if a.Subject < b.Subject {
+			return -1
+		}
+		return 1
+	}
+	switch {
+	case a.Relation < b.Relation:
+		return -1
+	case a.Relation > b.Relation:
+		return 1
+	}
+	return 0
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}
+
+// projectDrop closes every open belief of a dropped collection.
+func (db *DB) projectDrop(ctx context.Context, coll string, seq uint64) error {
+	return db.projectTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond')), ended_seq = $2
+			WHERE collection = $1 AND upper_inf(tx) AND seq <= $2`, coll, int64(seq))
+		return err
+	})
+}
+
+// projectTx runs fn in a transaction, retrying (a bounded number of
+// times) when another node's projection of the same keys won a race: an
+// exclusion violation, a serialization failure or a deadlock.
+func (db *DB) projectTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	var err error
+	for try := 0; try <= 5; try++ {
+		err = pgx.BeginFunc(ctx, db.pg.Pool(), fn)
+		var pe *pgconn.PgError
+		if err == nil || !errors.As(err, &pe) || (pe.Code != "23P01" && pe.Code != "40001" && pe.Code != "40P01") {
+			break
+		}
+		db.repl.projRetries.Add(1)
+	}
+	if err != nil {
+		return fmt.Errorf("beliefs projection: %w", err)
+	}
+	return nil
+}
+
+// project runs after this node applied its own record rec: it projects
+// the keys the record touched. An error is counted and kept (the next
+// checkpoint reconciles); the write itself is committed and applied.
+func (db *DB) project(rec *record, res applied) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var err error
+	switch rec.typ {
+	case recDrop:
+		err = db.projectDrop(ctx, rec.coll, db.Seq())
+	case recPut, recPutDoc, recRetract, recConsolidate:
+		c := db.lookupInc(rec.coll, rec.inc)
+		if c == nil {
+			return
+		}
+		var keys []temporal.FactKey
+		var purged []string
+		switch rec.typ {
+		case recConsolidate:
+			keys = nil // every key: edits reach across the collection
+		case recRetract:
+			if res.retract == nil {
+				return
+			}
+			c.mu.RLock()
+			for _, id := range res.retract.IDs {
+				if j, ok := c.byID[id]; ok {
+					keys = append(keys, c.rows.at(j).key)
+				}
+			}
+			c.mu.RUnlock()
+			if rec.purge {
+				purged = res.retract.IDs
+			}
+			if keys == nil {
+				keys = []temporal.FactKey{}
+			}
+		default:
+			c.mu.RLock()
+			seen := map[temporal.FactKey]bool{}
+			for _, m := range rec.mems {
+				if j, ok := c.byID[m.ID]; ok {
+					if k := c.rows.at(j).key; !k.IsZero() && !seen[k] {
+						seen[k] = true
+						keys = append(keys, k)
+					}
+				}
+			}
+			c.mu.RUnlock()
+			if len(keys) == 0 {
+				return
+			}
+		}
+		err = db.projectKeys(ctx, c, keys, purged)
+	default:
+		return
+	}
+	if err != nil {
+		db.seq.mu.Lock()
+		db.repl.projErr = err
+		db.seq.mu.Unlock()
+		db.repl.projFails.Add(1)
+	}
+}
+
+// reconcileBeliefs projects every key of every collection (a
+// checkpoint's last step on a PostgreSQL store).
+func (db *DB) reconcileBeliefs(ctx context.Context) error {
+	var errs []error
+	for _, c := range db.snapshotColls() {
+		errs = append(errs, db.projectKeys(ctx, c, nil, nil))
+	}
+	// Collections dropped here (or never seen) lose their open beliefs.
+	names := db.Collections()
+	err := db.projectTx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond'))
+			WHERE upper_inf(tx) AND NOT (collection = ANY($1)) AND seq <= $2`, names, int64(db.Seq()))
+		return err
+	})
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	db.seq.mu.Lock()
+	db.repl.projErr = nil
+	db.seq.mu.Unlock()
+	return nil
+}
