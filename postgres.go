@@ -373,7 +373,7 @@ func (db *DB) WaitApplied(ctx context.Context, seq uint64) error {
 		return nil
 	}
 	if db.pg == nil {
-		return fmt.Errorf("%w: change %d was never written here (the last is %d)", ErrNotFound, seq, db.seq.applied)
+		return fmt.Errorf("%w: change %d was never written here (the last is %d)", ErrInvalid, seq, db.seq.applied)
 	}
 	db.wake()
 	stop := context.AfterFunc(ctx, func() {

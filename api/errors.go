@@ -79,4 +79,41 @@ const (
 type Health struct {
 	// Status is "ok" or "ready".
 	Status string `json:"status"`
+	// Replication, on /readyz, says how far this node is behind its
+	// store's log.
+	Replication *Replication `json:"replication,omitempty"`
 }
+
+// Replication is how far a node is behind the log of its store: the
+// embedded one, or a PostgreSQL database shared by several nodes.
+type Replication struct {
+	// Store is "embedded" or "postgres".
+	Store string `json:"store"`
+	// Applied is the last change this node applied, Head the newest one
+	// committed that it has seen, Behind their difference.
+	Applied uint64 `json:"applied"`
+	Head    uint64 `json:"head"`
+	Behind  uint64 `json:"behind"`
+	// Reachable says whether the node's last read of the database
+	// succeeded (always true for the embedded store); StaleSeconds is the
+	// time since the node last read it (0 for the embedded store). While
+	// the database is out of reach, searches answer from the state last
+	// applied and writes fail with 503.
+	Reachable    bool    `json:"reachable"`
+	StaleSeconds float64 `json:"stale_seconds"`
+}
+
+// HeaderSeq is the response header of every authenticated request: the
+// last change the node had applied when it answered. After a write it
+// covers the write; give it as MinSeqParam to another node of the same
+// store to read that write there.
+const HeaderSeq = "Tidemark-Seq"
+
+// MinSeqParam is the query parameter, accepted by every authenticated
+// route, that makes the node wait (at most MaxMinSeqWait, within the
+// request's timeout) until it has applied that change; past it the
+// answer is 503 unavailable.
+const MinSeqParam = "min_seq"
+
+// MaxMinSeqWait bounds the wait a min_seq asks for, in seconds.
+const MaxMinSeqWait = 10

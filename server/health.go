@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/tidemark/tidemark/api"
 )
@@ -25,5 +26,11 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			"checkpoints are failing (the log grows until one succeeds); the server's log says why"))
 		return
 	}
-	_ = s.writeJSON(w, 200, api.Health{Status: "ready"})
+	rep := s.db.Replication()
+	h := api.Health{Status: "ready", Replication: &api.Replication{Store: rep.Store, Applied: rep.Applied, Head: rep.Head,
+		Behind: rep.Behind, Reachable: rep.Error == ""}}
+	if !rep.LastContact.IsZero() {
+		h.Replication.StaleSeconds = time.Since(rep.LastContact).Seconds()
+	}
+	_ = s.writeJSON(w, 200, h)
 }

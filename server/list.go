@@ -110,6 +110,8 @@ func listRequest(r *http.Request, paged bool) (*tidemark.ListRequest, error) {
 				}
 				req.Sources = append(req.Sources, source)
 			}
+		case api.MinSeqParam:
+			// Every route's (the handler waited for it).
 		default:
 			return nil, errf(400, api.CodeInvalidArgument, "unknown query parameter %q", name)
 		}

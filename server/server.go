@@ -640,11 +640,27 @@ func loneSurrogate(b []byte) int {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	// seq, once the request is authorized, gives the Tidemark-Seq header.
+	seq   func() uint64
+	wrote bool
 }
 
 func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		if w.seq != nil {
+			w.Header().Set(api.HeaderSeq, strconv.FormatUint(w.seq(), 10))
+		}
+	}
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 // Unwrap gives http.ResponseController the writer underneath.
@@ -680,6 +696,10 @@ func (s *Server) handle(pattern string, a access, fn func(w http.ResponseWriter,
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		t, err := s.authorize(r, r.PathValue("c"), a)
 		if err == nil {
+			sw.seq = s.db.Seq
+			err = s.waitMinSeq(r)
+		}
+		if err == nil {
 			err = fn(sw, r, t)
 		}
 		if err != nil {
@@ -697,4 +717,20 @@ func (s *Server) handle(pattern string, a access, fn func(w http.ResponseWriter,
 		s.cfg.Logger.Info("request", "method", r.Method, "route", pattern, "status", status, "token", name,
 			"client", hostOf(r.RemoteAddr), "ms", float64(time.Since(start).Microseconds())/1000)
 	})
+}
+
+// waitMinSeq waits until the node has applied the change the request's
+// min_seq names (api.MinSeqParam), if it names one.
+func (s *Server) waitMinSeq(r *http.Request) error {
+	v := r.URL.Query().Get(api.MinSeqParam)
+	if v == "" {
+		return nil
+	}
+	seq, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return errf(http.StatusBadRequest, api.CodeInvalidArgument, "%s=%q: want a change sequence number (a non-negative integer)", api.MinSeqParam, v)
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), api.MaxMinSeqWait*time.Second)
+	defer cancel()
+	return s.db.WaitApplied(ctx, seq)
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tidemark/tidemark"
 	"github.com/tidemark/tidemark/cuda"
+	"github.com/tidemark/tidemark/internal/pgstore"
 	"github.com/tidemark/tidemark/kernels"
 	"github.com/tidemark/tidemark/server"
 )
@@ -55,7 +56,8 @@ func applyConfig(fs *flag.FlagSet, path string) error {
 
 func runServe(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
-	data := fs.String("data", "./data", "data directory (created when missing; 0700)")
+	data := fs.String("data", "./data", "data directory (created when missing; 0700); with --store, only the node's caches")
+	storeURL := fs.String("store", "", "keep the ledger in PostgreSQL at this URL (postgres://user:pass@host/db or key=value; needs the btree_gist extension available) instead of the local log in --data: any number of nodes may serve one database")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address")
 	tokens := fs.String("tokens", os.Getenv("TIDEMARK_TOKENS"), "token file: a JSON array of {hash, name, collections, write, metrics} as \"tidemark token\" writes it (env TIDEMARK_TOKENS); without one, an admin token is generated and printed")
 	maxBody := fs.Int64("max-body", 32<<20, "request body limit in bytes")
@@ -124,11 +126,23 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeBackend()
-	db, err := tidemark.Open(*data, &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync, OnCheckpointError: onCkpt, Backend: be})
-	if err != nil {
-		return err
+	dbOpts := &tidemark.Options{ConsolidateEvery: *consolidate, OnSync: onSync, OnCheckpointError: onCkpt, Backend: be}
+	var db *tidemark.DB
+	if *storeURL != "" {
+		octx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		db, err = tidemark.OpenPostgres(octx, *storeURL, *data, dbOpts)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--store %s: %w", pgstore.Redacted(*storeURL), err)
+		}
+		log.Info("opened", "store", pgstore.Redacted(*storeURL), "cache", *data, "recovery", fmt.Sprintf("%+v", db.Recovery()))
+	} else {
+		db, err = tidemark.Open(*data, dbOpts)
+		if err != nil {
+			return err
+		}
+		log.Info("opened", "data", *data, "recovery", fmt.Sprintf("%+v", db.Recovery()))
 	}
-	log.Info("opened", "data", *data, "recovery", fmt.Sprintf("%+v", db.Recovery()))
 	srv, err := server.New(db, server.Config{Tokens: toks, MaxBodyBytes: *maxBody, MaxResponseBytes: *maxResponse, RequestTimeout: *timeout,
 		HeaderTimeout: *headerTimeout, BodyTimeout: *bodyTimeout, IdleTimeout: *idleTimeout, MaxConns: *maxConns, MaxClientConns: *maxClientConns,
 		TLS: tlsConf, Logger: log, EmbedderURLs: splitList(*embedURLs), EmbedderKeyEnvs: splitList(*embedKeys)})
