@@ -34,6 +34,7 @@ func workloads() []workload {
 		{"filter", "metadata-filtered search: the ANN plan's recall@10 against the exact plan at 1%, 10% and 50% selectivity, and latency", runBenchFilter},
 		{"consolidate", "consolidation cost per 10k memories, and search latency while it runs", runBenchConsolidate},
 		{"serve", "a load test of tidemark serve on loopback: concurrent searches and upserts", runBenchServe},
+		{"cluster", "nodes sharing one PostgreSQL database: ingest, follow latency, node start-up, search on 1 and 2 nodes", runBenchCluster},
 		{"quality", "the sources' quality benchmarks rebuilt (SmartVector, MemStrata, VDD), with their published numbers beside ours", runBenchQuality},
 	}
 }

@@ -59,3 +59,32 @@ func runBenchFilter(args []string, stdout, stderr io.Writer) error {
 	}
 	return rep.WriteTable(stdout)
 }
+
+// runBenchCluster measures tidemark nodes sharing one PostgreSQL
+// database.
+func runBenchCluster(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench cluster", stderr)
+	store := fs.String("store", os.Getenv("TIDEMARK_PG_URL"), "PostgreSQL URL whose user may create databases (env TIDEMARK_PG_URL); each run uses a database of its own, dropped after")
+	data := fs.String("data", bench.DefaultData, "vectors: an ANN dataset prefix (lifted to --dim), \""+bench.DataSynthetic+"\" or \""+bench.DataGaussian+"\" (the worst case)")
+	dim := fs.Int("dim", 768, "vector dimension")
+	n := fs.Int("n", 0, "memories (default: the whole dataset file; 100000 for synthetic and gaussian)")
+	clients := fs.Int("clients", 2, "concurrent searchers")
+	searches := fs.Int("searches", 4000, "searches per throughput level")
+	follow := fs.Int("follow", 200, "single writes timed from node A to node B")
+	runs := fs.Int("runs", 3, "complete runs; the report gives the median and, with more than one, the min")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := bench.RunCluster(ctx, bench.ClusterConfig{Store: *store, Data: *data, Dim: *dim, N: *n, Clients: *clients,
+		Searches: *searches, Follow: *follow, Runs: *runs, Progress: stderr})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return rep.WriteJSON(stdout)
+	}
+	return rep.WriteTable(stdout)
+}

@@ -7,7 +7,7 @@
 //
 // Commands:
 //
-//	bench        benchmarks: kernels, ann, engine, scale, filter, consolidate, serve, quality ("tidemark bench" lists them)
+//	bench        benchmarks: kernels, ann, engine, scale, filter, consolidate, serve, cluster, quality ("tidemark bench" lists them)
 //	consolidate  run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit
 //	demo         the Temporal RAG article's four scenarios: naive cosine versus temporal scoring
 //	serve        the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)
@@ -43,7 +43,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"bench", "benchmarks: kernels, ann, engine, scale, filter, consolidate, serve, quality (\"tidemark bench\" lists them)", runBench},
+		{"bench", "benchmarks: kernels, ann, engine, scale, filter, consolidate, serve, cluster, quality (\"tidemark bench\" lists them)", runBench},
 		{"consolidate", "run one consolidation cycle on a data directory: lifecycle, expiry, contradictions, ripples, audit", runConsolidate},
 		{"demo", "the Temporal RAG article's four scenarios: naive cosine versus temporal scoring", runDemo},
 		{"serve", "the HTTP/JSON service on a data directory (bearer tokens; /v1, /healthz, /readyz)", runServe},
