@@ -26,7 +26,7 @@ import (
 type DB struct {
 	dir  string
 	opts Options
-	wal  *store.WAL      // the embedded store's log, or nil
+	wal  *store.WAL     // the embedded store's log, or nil
 	pg   *pgstore.Store // a PostgreSQL store, or nil (postgres.go)
 	info RecoveryInfo
 	repl replication // a PostgreSQL store's follower (postgres.go)
