@@ -575,18 +575,18 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 		}
 	}
 	if db.pg != nil {
-		// A node of a PostgreSQL store: the snapshot goes to the
-		// database (unless another node is writing one), and the log
-		// there is trimmed; there is no local log.
-		_, err := db.pg.WriteSnapshot(ctx, seq, db.writeState)
+		// A node of a PostgreSQL store: the state is written to a local
+		// file while writes wait, then sent to the database while they go
+		// on (postgres.go).
+		f, err := db.stageSnapshot()
 		if err == nil {
 			db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
 		}
 		db.seq.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("%w: %w", ErrUnavailable, err)
+			return err
 		}
-		return db.reconcileBeliefs(ctx)
+		return db.uploadSnapshot(ctx, seq, f)
 	}
 	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
 	if err == nil {

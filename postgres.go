@@ -1,9 +1,11 @@
 package tidemark
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"sync/atomic"
@@ -440,4 +442,44 @@ func (db *DB) Replication() Replication {
 		r.ProjectionError = db.repl.projErr.Error()
 	}
 	return r
+}
+
+// stageSnapshot writes the state to a temporary file in the node's
+// directory (the system's temporary directory without one) and returns
+// it, rewound (db.seq.mu held).
+func (db *DB) stageSnapshot() (*os.File, error) {
+	f, err := os.CreateTemp(db.dir, ".snapshot-upload-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // unlinked: gone with the file, even after a crash
+	bw := bufio.NewWriterSize(f, 1<<20)
+	err = db.writeState(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("snapshot: stage it: %w", err)
+	}
+	return f, nil
+}
+
+// uploadSnapshot stores the staged snapshot of change seq in the
+// database (unless another node is storing one, or a later one is
+// stored), which trims the log there, then reconciles the beliefs
+// projection.
+func (db *DB) uploadSnapshot(ctx context.Context, seq uint64, f *os.File) error {
+	defer f.Close()
+	_, err := db.pg.WriteSnapshot(ctx, seq, func(w io.Writer) error {
+		_, err := io.Copy(w, f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return db.reconcileBeliefs(ctx)
 }
