@@ -270,9 +270,9 @@ func (db *DB) project(rec *record, res applied) {
 		return
 	}
 	if err != nil {
-		db.seq.mu.Lock()
+		db.repl.mu.Lock()
 		db.repl.projErr = err
-		db.seq.mu.Unlock()
+		db.repl.mu.Unlock()
 		db.repl.projFails.Add(1)
 	}
 }
@@ -295,8 +295,8 @@ func (db *DB) reconcileBeliefs(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	db.seq.mu.Lock()
+	db.repl.mu.Lock()
 	db.repl.projErr = nil
-	db.seq.mu.Unlock()
+	db.repl.mu.Unlock()
 	return nil
 }

@@ -339,6 +339,11 @@ func (c *Collection) Put(ctx context.Context, ms []Memory) ([]PutResult, error) 
 		m.clearEngineFields()
 		batch[i] = m
 	}
+	// On a PostgreSQL store, what every node acknowledged before is
+	// applied here before the batch is checked and keyed against it.
+	if err := db.catchUp(ctx); err != nil {
+		return nil, err
+	}
 	// Ids written before with other content refuse the batch before it
 	// costs an embedding.
 	if err := c.precheck(batch); err != nil {

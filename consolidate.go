@@ -341,6 +341,9 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		return rep, err
 	}
 	defer c.db.calls.Done()
+	if err := c.db.catchUp(ctx); err != nil {
+		return rep, err
+	}
 	if err := c.db.usable(); err != nil {
 		return rep, err
 	}

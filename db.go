@@ -30,6 +30,9 @@ type DB struct {
 	pg   *pgstore.Store // a PostgreSQL store, or nil (postgres.go)
 	info RecoveryInfo
 	repl replication // a PostgreSQL store's follower (postgres.go)
+	// appliedSeq mirrors seq.applied for readers that must not wait for
+	// an apply in progress (Seq).
+	appliedSeq atomic.Uint64
 
 	// Lock order, outermost first: a collection's consMu and derive.mu
 	// (collection.go), ckptMu, seq.mu, mu, then a collection's mu; embMu
@@ -139,6 +142,7 @@ func newDB(dir string, o Options) *DB {
 
 // start starts the background work of a recovered DB.
 func (db *DB) start(began time.Time) {
+	db.appliedSeq.Store(db.seq.applied)
 	db.info.Duration = time.Since(began)
 	db.stop = make(chan struct{})
 	db.bgBackend = kernels.NewCPU(&kernels.CPUOptions{Workers: max(1, runtime.GOMAXPROCS(0)/2)})
@@ -391,6 +395,7 @@ func (db *DB) commitQueued(ctx context.Context, rec *record, queued func()) (app
 // whether a background checkpoint is due.
 func (db *DB) appliedLocked(seq uint64, payload int) bool {
 	db.seq.applied = seq
+	db.appliedSeq.Store(seq)
 	db.seq.sinceCkpt++
 	db.seq.bytesSince += int64(payload)
 	db.seq.cond.Broadcast()

@@ -116,6 +116,9 @@ func (c *Collection) PutDocument(ctx context.Context, docID, text string, opts *
 	if err := validID(docID, "document id"); err != nil {
 		return rep, err
 	}
+	if err := c.db.catchUp(ctx); err != nil {
+		return rep, err
+	}
 	if err := checkDocText(text); err != nil {
 		return rep, err
 	}
@@ -207,6 +210,9 @@ func (c *Collection) UpdateDocument(ctx context.Context, docID, newText string, 
 		return rep, err
 	}
 	if err := checkDocText(newText); err != nil {
+		return rep, err
+	}
+	if err := c.db.catchUp(ctx); err != nil {
 		return rep, err
 	}
 	cur, err := c.currentChunks(docID)

@@ -30,3 +30,12 @@ func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]
 	}
 	return beliefs, superseded, c.checkLinks()
 }
+
+// PauseFollower stops (or restarts) a PostgreSQL node's follower, so that
+// a test can make the node lag behind the others.
+func PauseFollower(db *DB, paused bool) {
+	db.repl.paused.Store(paused)
+	if !paused {
+		db.wake()
+	}
+}

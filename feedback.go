@@ -29,6 +29,9 @@ func (c *Collection) FeedbackFrom(ctx context.Context, id string, positive bool,
 			return err
 		}
 	}
+	if err := c.db.catchUp(ctx); err != nil {
+		return err
+	}
 	c.mu.RLock()
 	_, ok := c.byID[id]
 	dropped := c.dropped

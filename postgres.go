@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,15 +40,21 @@ const pollInterval = 500 * time.Millisecond
 // maxBackoff bounds the wait between reconnection attempts.
 const maxBackoff = 5 * time.Second
 
-// replication is a PostgreSQL node's follower state. Its fields are
-// guarded by DB.seq.mu (pending: the changes this node committed and will
-// apply itself, which the follower must leave to it).
+// replication is a PostgreSQL node's follower state. pending (the
+// changes this node committed and will apply itself, which the follower
+// must leave to it) is guarded by DB.seq.mu.
 type replication struct {
 	pending map[uint64]bool
+	kick    chan struct{}
+
+	// paused stops the follower (tests: a node that lags).
+	paused atomic.Bool
+
+	// mu guards the follower's status, below.
+	mu      sync.Mutex
 	head    uint64    // the newest committed change seen in the database
 	contact time.Time // the last time the follower reached the database
 	err     error     // the follower's last error, nil after a success
-	kick    chan struct{}
 	// projErr is the last error of the beliefs projection (beliefs.go),
 	// nil once a reconcile succeeds; projFails and projRetries count
 	// failed projections and retried ones.
@@ -179,6 +186,11 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 		db.seq.mu.Unlock()
 	})
 	defer stop()
+	if db.Seq()+1 < seq {
+		// Other nodes' changes come first: read and apply them here (the
+		// follower may be asleep), up to this one.
+		db.pull(ctx)
+	}
 	db.seq.mu.Lock()
 	if db.seq.applied+1 != seq {
 		db.wake()
@@ -210,6 +222,31 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 		db.checkpointInBackground()
 	}
 	return res, aerr
+}
+
+// catchUp brings a node of a PostgreSQL store up to the newest change
+// committed before a write reads the state it builds its record from (the
+// fact keys it derives from text, a document's current chunks, feedback
+// limits): a write through one node sees every write acknowledged before
+// it through any other. It does nothing on the embedded store.
+func (db *DB) catchUp(ctx context.Context) error {
+	if db.pg == nil {
+		return nil
+	}
+	head, err := db.pg.Head(ctx)
+	if err == nil && db.Seq() < head {
+		// Read and apply here rather than wait for the follower: the
+		// changes are committed, and a concurrent pull skips what this one
+		// applied (and stops, like it, at this node's own writes).
+		err = db.pull(ctx)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return db.WaitApplied(ctx, head)
 }
 
 // stopping reports whether Close has begun.
@@ -261,7 +298,10 @@ func (db *DB) follow() {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
-		err := db.pull(ctx)
+		var err error
+		if !db.repl.paused.Load() {
+			err = db.pull(ctx)
+		}
 		wait := pollInterval
 		if err != nil && ctx.Err() == nil {
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
@@ -291,75 +331,79 @@ func (db *DB) pull(ctx context.Context) error {
 	for {
 		head, err := db.pg.Head(ctx)
 		if err == nil {
-			db.seq.mu.Lock()
+			db.repl.mu.Lock()
 			db.repl.head = max(db.repl.head, head)
-			from := db.seq.applied
-			db.seq.mu.Unlock()
+			db.repl.mu.Unlock()
 			var cs []pgstore.Change
-			if head > from {
-				cs, err = db.pg.Changes(ctx, from, 256)
+			if from := db.Seq(); head > from {
+				cs, err = db.pg.Changes(ctx, from, pullBatch)
 			}
 			if err == nil {
-				if more, err := db.applyChanges(cs); err != nil || !more {
+				more, err := db.applyChanges(cs)
+				db.repl.mu.Lock()
+				db.repl.err = err
+				if err == nil {
+					db.repl.contact = time.Now()
+				}
+				db.repl.mu.Unlock()
+				if err != nil || !more {
 					return err
 				}
 				continue
 			}
 		}
-		db.seq.mu.Lock()
+		db.repl.mu.Lock()
 		db.repl.err = err
-		db.seq.mu.Unlock()
+		db.repl.mu.Unlock()
 		return err
 	}
 }
 
+// pullBatch is the most changes one read of the log returns.
+const pullBatch = 256
+
 // applyChanges applies cs (read from the log) in order after the last
-// applied change, and reports whether the log may hold more.
+// applied change, one at a time (so that writers and readers of the
+// sequence wait for one change at most), and reports whether the log may
+// hold more.
 func (db *DB) applyChanges(cs []pgstore.Change) (more bool, err error) {
-	kick := false
-	defer func() {
-		if kick {
-			db.checkpointInBackground()
-		}
-	}()
-	db.seq.mu.Lock()
-	defer db.seq.mu.Unlock()
-	db.repl.err, db.repl.contact = nil, time.Now()
-	if len(cs) > 0 && db.seq.applied+1 < cs[0].Seq {
-		// The log was trimmed past this node (it lagged more than a
-		// snapshot interval): it must start again from the snapshot.
-		err := fmt.Errorf("%w: this node applied changes up to %d, the log now starts at %d: restart it to load the newest snapshot", ErrUnavailable, db.seq.applied, cs[0].Seq)
-		db.repl.err = err
-		return false, err
-	}
 	for _, c := range cs {
+		db.seq.mu.Lock()
 		if c.Seq <= db.seq.applied {
+			db.seq.mu.Unlock()
 			continue
 		}
+		if db.seq.applied+1 < c.Seq {
+			// The log was trimmed past this node (it lagged more than a
+			// snapshot interval): it must start again from the snapshot.
+			err := fmt.Errorf("%w: this node applied changes up to %d, the log now starts at %d: restart it to load the newest snapshot", ErrUnavailable, db.seq.applied, c.Seq)
+			db.seq.mu.Unlock()
+			return false, err
+		}
 		if db.repl.pending[c.Seq] {
+			db.seq.mu.Unlock()
 			return false, nil // this node's own write: its writer applies it
 		}
 		rec, err := decodeRecord(c.Payload)
 		if err != nil {
-			err = fmt.Errorf("%w: change %d: %w", ErrCorrupt, c.Seq, err)
-			db.repl.err = err
-			return false, err
+			db.seq.mu.Unlock()
+			return false, fmt.Errorf("%w: change %d: %w", ErrCorrupt, c.Seq, err)
 		}
 		db.apply(rec, c.Seq)
-		kick = db.appliedLocked(c.Seq, len(c.Payload)) || kick
+		kick := db.appliedLocked(c.Seq, len(c.Payload))
+		db.seq.mu.Unlock()
+		if kick {
+			db.checkpointInBackground()
+		}
 	}
-	return len(cs) == 256, nil
+	return len(cs) == pullBatch, nil
 }
 
 // Seq returns the sequence number of the last change this DB applied: a
 // write that returned is covered by the Seq read after it, so another
 // node of the same PostgreSQL store given it (WaitApplied) reads that
 // write.
-func (db *DB) Seq() uint64 {
-	db.seq.mu.Lock()
-	defer db.seq.mu.Unlock()
-	return db.seq.applied
-}
+func (db *DB) Seq() uint64 { return db.appliedSeq.Load() }
 
 // WaitApplied waits until this DB has applied change seq (or a later one)
 // or ctx ends (an error wrapping ErrUnavailable and ctx's error). On an
@@ -423,14 +467,15 @@ type Replication struct {
 
 // Replication returns how far behind the store's log this DB is.
 func (db *DB) Replication() Replication {
-	db.seq.mu.Lock()
-	defer db.seq.mu.Unlock()
-	r := Replication{Store: "embedded", Applied: db.seq.applied, Head: db.seq.applied}
+	applied := db.Seq()
+	r := Replication{Store: "embedded", Applied: applied, Head: applied}
 	if db.pg == nil {
 		return r
 	}
+	db.repl.mu.Lock()
+	defer db.repl.mu.Unlock()
 	r.Store = "postgres"
-	r.Head = max(db.repl.head, db.seq.applied)
+	r.Head = max(db.repl.head, applied)
 	r.Behind = r.Head - r.Applied
 	r.LastContact = db.repl.contact
 	if db.repl.err != nil {

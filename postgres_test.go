@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -364,5 +366,60 @@ func TestPostgresSnapshotJoinPurge(t *testing.T) {
 	}
 	if _, err := collOn(t, c, a.Seq(), "notes").Get(ctx, "secret"); !errors.Is(err, tidemark.ErrNotFound) {
 		t.Fatalf("the purged memory on the other node: %v", err)
+	}
+}
+
+// ExampleOpenPostgres has no Output line (it needs a server): this runs it
+// on one and checks what it prints.
+func TestExampleOpenPostgresRuns(t *testing.T) {
+	t.Setenv("TIDEMARK_PG_URL", pgtest.Database(t))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout := os.Stdout
+	os.Stdout = w
+	func() {
+		defer func() { os.Stdout = stdout }()
+		ExampleOpenPostgres()
+	}()
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if string(out) != "written on A <nil> 0\n" {
+		t.Fatalf("ExampleOpenPostgres printed %q", out)
+	}
+}
+
+// Plain text, no keys, and no key the extractor finds: the update is
+// recognised only against the stored statement ("enabled" → "disabled",
+// a one-span change after the verb). Written through B after the fact was
+// written through A, it supersedes it — B catches up before it compares,
+// even with its follower paused — and both nodes serve only the new
+// value.
+func TestPostgresPlainTextAcrossNodes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	if _, err := a.CreateCollection(ctx, "ops", &tidemark.CollectionOptions{Dim: 128, Embedder: "hashing"}); err != nil {
+		t.Fatal(err)
+	}
+	ca, cb := collOn(t, a, a.Seq(), "ops"), collOn(t, b, a.Seq(), "ops")
+	// B does not follow the log on its own: it learns of A's write only by
+	// catching up before it writes.
+	tidemark.PauseFollower(b, true)
+	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "mfa-1", Text: "Two-factor authentication is enabled for all contractor accounts."}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cb.Put(ctx, []tidemark.Memory{{ID: "mfa-2", Text: "Two-factor authentication is disabled for all contractor accounts."}})
+	if err != nil || len(res) != 1 || len(res[0].Superseded) != 1 || res[0].Superseded[0] != "mfa-1" {
+		t.Fatalf("the update through B: %+v, %v", res, err)
+	}
+	tidemark.PauseFollower(b, false)
+	seq := max(a.Seq(), b.Seq())
+	for n, db := range []*tidemark.DB{a, b} {
+		got := visible(t, collOn(t, db, seq, "ops"))
+		if len(got) != 1 || got[0] != "mfa-2" {
+			t.Fatalf("node %d serves %v, want only [mfa-2]", n, got)
+		}
 	}
 }

@@ -73,6 +73,9 @@ func (c *Collection) Retract(ctx context.Context, id string, opts *RetractOption
 	if err := validID(id, "memory id"); err != nil {
 		return nil, err
 	}
+	if err := c.db.catchUp(ctx); err != nil {
+		return nil, err
+	}
 	if o.By != "" {
 		if err := validID(o.By, "retracted by"); err != nil {
 			return nil, err

@@ -92,10 +92,17 @@ var (
 	descCkptFailing = prometheus.NewDesc("tidemark_checkpoint_failing", "1 while background checkpoints fail (the log grows), else 0.", nil, nil)
 	descCkptFails   = prometheus.NewDesc("tidemark_checkpoint_failures_total", "Background checkpoints that failed.", nil, nil)
 	descBackend     = prometheus.NewDesc("tidemark_backend_info", "The fused scoring stage in use.", []string{"backend"}, nil)
+	descApplied     = prometheus.NewDesc("tidemark_replication_applied_seq", "The last change of the store's log this node applied.", nil, nil)
+	descBehind      = prometheus.NewDesc("tidemark_replication_behind", "Changes committed to the store that this node has not applied yet (0 on the embedded store).", nil, nil)
+	descUnreachable = prometheus.NewDesc("tidemark_replication_unreachable", "1 while the node's last read of its PostgreSQL store failed, else 0.", nil, nil)
+	descStale       = prometheus.NewDesc("tidemark_replication_stale_seconds", "Seconds since the node last read its PostgreSQL store (0 on the embedded store).", nil, nil)
+	descWriteRetry  = prometheus.NewDesc("tidemark_store_write_retries_total", "Writes PostgreSQL aborted (serialization failure, deadlock) that the node retried.", nil, nil)
+	descProjFails   = prometheus.NewDesc("tidemark_beliefs_projection_failures_total", "Projections of keyed beliefs into PostgreSQL that failed (a checkpoint reconciles them).", nil, nil)
 )
 
 func (d *dbCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, x := range []*prometheus.Desc{descCollections, descMemories, descDriftGroups, descDriftMax, descDrifting, descCkptFailing, descCkptFails, descBackend} {
+	for _, x := range []*prometheus.Desc{descCollections, descMemories, descDriftGroups, descDriftMax, descDrifting, descCkptFailing, descCkptFails, descBackend,
+		descApplied, descBehind, descUnreachable, descStale, descWriteRetry, descProjFails} {
 		ch <- x
 	}
 }
@@ -135,6 +142,20 @@ func (d *dbCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descCkptFailing, failing)
 	ch <- prometheus.MustNewConstMetric(descCkptFails, prometheus.CounterValue, float64(d.db.CheckpointFailures()))
+	rep := d.db.Replication()
+	gauge(descApplied, float64(rep.Applied))
+	gauge(descBehind, float64(rep.Behind))
+	unreachable, stale := 0.0, 0.0
+	if rep.Error != "" {
+		unreachable = 1
+	}
+	if !rep.LastContact.IsZero() {
+		stale = time.Since(rep.LastContact).Seconds()
+	}
+	gauge(descUnreachable, unreachable)
+	gauge(descStale, stale)
+	ch <- prometheus.MustNewConstMetric(descWriteRetry, prometheus.CounterValue, float64(rep.WriteRetries))
+	ch <- prometheus.MustNewConstMetric(descProjFails, prometheus.CounterValue, float64(rep.ProjectionFailures))
 }
 
 // ObserveSync records one fsync of the write-ahead log; pass it (through
