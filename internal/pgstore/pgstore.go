@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -36,8 +37,11 @@ const Channel = "tidemark_changes"
 const snapshotPart = 8 << 20
 
 // maxRetries bounds the retries of a write that PostgreSQL aborted for a
-// serialization failure or a deadlock.
-const maxRetries = 5
+// serialization failure or a deadlock (under the default READ COMMITTED
+// the head row's lock orders the writers and neither happens; a server
+// whose default_transaction_isolation is serializable aborts all but one
+// of the writers that queued on the lock).
+const maxRetries = 10
 
 // ErrNewerSchema is returned by Open when the database was migrated by a
 // newer tidemark than this one.
@@ -118,6 +122,14 @@ func (s *Store) Append(ctx context.Context, payload []byte, before func(seq uint
 			return seq, err
 		}
 		s.retries.Add(1)
+		// A jittered, growing pause, so that the writers that lost to
+		// one commit do not all collide again on the next.
+		d := time.Duration(1+mrand.IntN(1<<min(try, 5))) * time.Millisecond
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(d):
+		}
 	}
 }
 

@@ -185,3 +185,47 @@ func TestBeliefsExclusion(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// On a server whose transactions are serializable by default, writers
+// that queue on the head row are aborted (40001) and retried, a bounded
+// number of times; every write still lands once, in one gap-free order,
+// and the retries are counted.
+func TestAppendRetriesSerializationFailures(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	admin := open(t, url, "admin")
+	var name string
+	if err := admin.Pool().QueryRow(ctx, `SELECT current_database()`).Scan(&name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Pool().Exec(ctx, `ALTER DATABASE `+name+` SET default_transaction_isolation TO 'serializable'`); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, url, "a") // new connections: serializable
+	var iso string
+	if err := s.Pool().QueryRow(ctx, `SHOW transaction_isolation`).Scan(&iso); err != nil || iso != "serializable" {
+		t.Fatalf("isolation %q, %v", iso, err)
+	}
+	const writers, per = 4, 25
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				if _, err := s.Append(ctx, []byte("x"), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if head, err := s.Head(ctx); err != nil || head != writers*per {
+		t.Fatalf("head %d (%v), want %d", head, err, writers*per)
+	}
+	if s.Retries() == 0 {
+		t.Fatal("no write was retried: the test did not contend")
+	}
+	t.Logf("%d retries for %d writes", s.Retries(), writers*per)
+}
