@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -57,6 +58,9 @@ type ClusterResult struct {
 	IngestS    float64 `json:"ingest_s"`
 	IngestPerS float64 `json:"ingest_per_s"`
 	BCaughtUpS float64 `json:"b_caught_up_s"`
+	// EmbeddedIngestS is the baseline of the same run: the same Puts into
+	// one embedded database (its own log, fsync on), no second node.
+	EmbeddedIngestS float64 `json:"embedded_ingest_s"`
 	// WriteP50Ms and WriteP99Ms time a write of one memory on A, commit
 	// and apply included. FollowP50Ms and FollowP99Ms time the same
 	// writes from the moment A's Put began until B had applied them: an
@@ -204,25 +208,35 @@ func clusterRun(ctx context.Context, c *ClusterConfig, d *VectorSet, queries []f
 	if err != nil {
 		return res, err
 	}
-	t0 := time.Now()
-	for w := 0; w < c.N; w += 1000 {
-		m := min(1000, c.N-w)
-		vecs := make([]float32, m*c.Dim)
-		if err := d.Fill(w, w+m, vecs, runtime.GOMAXPROCS(0)); err != nil {
-			return res, err
+	ingest := func(coll *tidemark.Collection, progress func(w int)) (float64, error) {
+		t0 := time.Now()
+		for w := 0; w < c.N; w += 1000 {
+			m := min(1000, c.N-w)
+			vecs := make([]float32, m*c.Dim)
+			if err := d.Fill(w, w+m, vecs, runtime.GOMAXPROCS(0)); err != nil {
+				return 0, err
+			}
+			batch := make([]tidemark.Memory, m)
+			for i := range batch {
+				batch[i] = tidemark.Memory{ID: fmt.Sprint("v", w+i), Text: fmt.Sprint("vector ", w+i), Vector: vecs[i*c.Dim : (i+1)*c.Dim]}
+			}
+			if _, err := coll.Put(ctx, batch); err != nil {
+				return 0, err
+			}
+			if w%20000 == 0 && w > 0 && progress != nil {
+				progress(w)
+			}
 		}
-		batch := make([]tidemark.Memory, m)
-		for i := range batch {
-			batch[i] = tidemark.Memory{ID: fmt.Sprint("v", w+i), Text: fmt.Sprint("vector ", w+i), Vector: vecs[i*c.Dim : (i+1)*c.Dim]}
-		}
-		if _, err := ca.Put(ctx, batch); err != nil {
-			return res, err
-		}
-		if w%20000 == 0 && w > 0 {
-			say("ingested %d of %d (B is %d changes behind)", w, c.N, a.Seq()-b.Seq())
-		}
+		return time.Since(t0).Seconds(), nil
 	}
-	res.IngestS = time.Since(t0).Seconds()
+	// The baseline first: one embedded database, same Puts.
+	if res.EmbeddedIngestS, err = embeddedIngest(ctx, c, ingest); err != nil {
+		return res, err
+	}
+	res.IngestS, err = ingest(ca, func(w int) { say("ingested %d of %d (B is %d changes behind)", w, c.N, a.Seq()-b.Seq()) })
+	if err != nil {
+		return res, err
+	}
 	res.IngestPerS = float64(c.N) / res.IngestS
 	t1 := time.Now()
 	if err := b.WaitApplied(ctx, a.Seq()); err != nil {
@@ -315,12 +329,31 @@ func clusterRun(ctx context.Context, c *ClusterConfig, d *VectorSet, queries []f
 	return res, nil
 }
 
+// embeddedIngest times ingest into a new embedded database.
+func embeddedIngest(ctx context.Context, c *ClusterConfig, ingest func(*tidemark.Collection, func(int)) (float64, error)) (float64, error) {
+	dir, err := os.MkdirTemp("", "tidemark-bench-cluster-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := tidemark.Open(dir, &tidemark.Options{CheckpointRecords: -1, CheckpointBytes: -1})
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	coll, err := db.CreateCollection(ctx, "cluster", &tidemark.CollectionOptions{Dim: c.Dim, Method: temporal.MethodPlain})
+	if err != nil {
+		return 0, err
+	}
+	return ingest(coll, nil)
+}
+
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
 func aggregateCluster(runs []ClusterResult) (lo, med ClusterResult) {
 	lo, med = runs[0], runs[0]
 	floats := func(r *ClusterResult) []*float64 {
-		return []*float64{&r.IngestS, &r.IngestPerS, &r.BCaughtUpS, &r.WriteP50Ms, &r.WriteP99Ms, &r.FollowP50Ms, &r.FollowP99Ms,
+		return []*float64{&r.IngestS, &r.IngestPerS, &r.BCaughtUpS, &r.EmbeddedIngestS, &r.WriteP50Ms, &r.WriteP99Ms, &r.FollowP50Ms, &r.FollowP99Ms,
 			&r.CheckpointS, &r.StartupS, &r.SearchQPS1, &r.SearchQPS2}
 	}
 	for f := range floats(&lo) {
@@ -360,6 +393,7 @@ func (r *ClusterReport) WriteTable(w io.Writer) error {
 	rows := [][2]string{
 		{"ingest into PostgreSQL (node A, batches of 1000)", v(r.IngestS, m.IngestS, "%.1f s")},
 		{"ingest rate", v(r.IngestPerS, m.IngestPerS, "%.0f memories/s")},
+		{"baseline: the same ingest into one embedded database", v(r.EmbeddedIngestS, m.EmbeddedIngestS, "%.1f s") + fmt.Sprintf(" (PostgreSQL with a follower: %.2f×)", r.IngestS/max(r.EmbeddedIngestS, 1e-9))},
 		{"node B caught up after the last batch", v(r.BCaughtUpS, m.BCaughtUpS, "%.2f s")},
 		{"one-memory write on A, p50 / p99", v(r.WriteP50Ms, m.WriteP50Ms, "%.2f ms") + " / " + v(r.WriteP99Ms, m.WriteP99Ms, "%.2f ms")},
 		{"write start on A → applied on B, p50 / p99", v(r.FollowP50Ms, m.FollowP50Ms, "%.2f ms") + " / " + v(r.FollowP99Ms, m.FollowP99Ms, "%.2f ms")},
