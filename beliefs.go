@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tidemark/tidemark/internal/pgstore"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -72,27 +73,34 @@ func (c *Collection) currentBeliefs(keys []temporal.FactKey) map[temporal.FactKe
 }
 
 // projectKeys brings the projection of the keys (every key of the
-// collection when keys is nil) up to this node's state, and deletes the
-// rows of purged memory ids.
+// collection when keys is nil: a reconcile) up to this node's state, and
+// deletes the rows of the purged memory ids (a reconcile adds every id
+// purged here). A key whose rows were projected from a later state than
+// this node's (a newer belief, or the end of one) is left alone.
 func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.FactKey, purged []string) error {
 	db.seq.mu.Lock()
 	seq := db.seq.applied
 	c.mu.RLock()
 	dropped := c.dropped
 	cur := c.currentBeliefs(keys)
+	if keys == nil {
+		for j := range c.rows.len() {
+			if r := c.rows.at(j); r.purged {
+				purged = append(purged, r.mem.ID)
+			}
+		}
+	}
 	c.mu.RUnlock()
 	db.seq.mu.Unlock()
 	if dropped {
 		return db.projectDrop(ctx, c.name, seq)
 	}
-	var subj, rel []string
-	if keys != nil {
-		for k := range cur {
-			subj, rel = append(subj, k.Subject), append(rel, k.Relation)
-		}
-		if len(subj) == 0 && len(purged) == 0 {
-			return nil
-		}
+	subj, rel := []string{}, []string{}
+	for k := range cur {
+		subj, rel = append(subj, k.Subject), append(rel, k.Relation)
+	}
+	if keys != nil && len(subj) == 0 && len(purged) == 0 {
+		return nil
 	}
 	return db.projectTx(ctx, func(tx pgx.Tx) error {
 		if len(purged) > 0 {
@@ -100,30 +108,43 @@ func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.Fa
 				return err
 			}
 		}
-		q := `SELECT subject, relation, memory_id, seq FROM tidemark_beliefs WHERE collection = $1 AND upper_inf(tx) FOR UPDATE`
-		args := []any{c.name}
+		var now time.Time
+		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+			return err
+		}
+		q := `SELECT subject, relation, memory_id, seq, COALESCE(ended_seq, 0), upper_inf(tx), lower(tx) FROM tidemark_beliefs
+			WHERE collection = $1 AND (upper_inf(tx) OR seq > $2 OR ended_seq > $2)`
+		args := []any{c.name, int64(seq)}
 		if keys != nil {
-			q = `SELECT subject, relation, memory_id, seq FROM tidemark_beliefs WHERE collection = $1 AND upper_inf(tx)
-				AND (subject, relation) IN (SELECT * FROM unnest($2::text[], $3::text[])) FOR UPDATE`
+			q += ` AND (subject, relation) IN (SELECT * FROM unnest($3::text[], $4::text[]))`
 			args = append(args, subj, rel)
 		}
 		type open struct {
-			id  string
-			seq int64
+			id    string
+			lower time.Time
 		}
 		have := map[temporal.FactKey]open{}
-		rows, err := tx.Query(ctx, q, args...)
+		later := map[temporal.FactKey]bool{}
+		rows, err := tx.Query(ctx, q+` FOR UPDATE`, args...)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var k temporal.FactKey
-			var o open
-			if err := rows.Scan(&k.Subject, &k.Relation, &o.id, &o.seq); err != nil {
+			var id string
+			var rs, ended int64
+			var isOpen bool
+			var lower time.Time
+			if err := rows.Scan(&k.Subject, &k.Relation, &id, &rs, &ended, &isOpen, &lower); err != nil {
 				rows.Close()
 				return err
 			}
-			have[k] = o
+			if rs > int64(seq) || ended > int64(seq) {
+				later[k] = true
+			}
+			if isOpen {
+				have[k] = open{id, lower}
+			}
 		}
 		if err := rows.Err(); err != nil {
 			return err
@@ -136,15 +157,21 @@ func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.Fa
 				}
 			}
 		}
-		for _, k := range slices.SortedFunc(maps.Keys(cur), func(a, b temporal.FactKey) int { return cmpKey(a, b) }) {
+		for _, k := range slices.SortedFunc(maps.Keys(cur), cmpKey) {
 			b := cur[k]
 			o, isOpen := have[k]
-			if isOpen && (o.seq > int64(seq) || b != nil && o.id == b.id) {
+			if later[k] || isOpen && b != nil && o.id == b.id {
 				continue // projected from a later state, or already so
 			}
+			// One instant ends the old period and starts the new one, never
+			// before the old one's start (the server's clock may step back).
+			at := now
+			if isOpen && !at.After(o.lower) {
+				at = o.lower.Add(time.Microsecond)
+			}
 			if isOpen {
-				if _, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond')), ended_seq = $4
-					WHERE collection = $1 AND subject = $2 AND relation = $3 AND upper_inf(tx)`, c.name, k.Subject, k.Relation, int64(seq)); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), $4), ended_seq = $5
+					WHERE collection = $1 AND subject = $2 AND relation = $3 AND upper_inf(tx)`, c.name, k.Subject, k.Relation, at, int64(seq)); err != nil {
 					return err
 				}
 			}
@@ -152,8 +179,8 @@ func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.Fa
 				continue
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO tidemark_beliefs (collection, subject, relation, memory_id, object, valid, tx, seq)
-				VALUES ($1, $2, $3, $4, $5, tstzrange($6, $7), tstzrange(clock_timestamp(), NULL), $8)`,
-				c.name, k.Subject, k.Relation, b.id, b.object, nullTime(b.validFrom), nullTime(b.validTo), int64(seq)); err != nil {
+				VALUES ($1, $2, $3, $4, $5, tstzrange($6, $7), tstzrange($8, NULL), $9)`,
+				c.name, k.Subject, k.Relation, b.id, b.object, nullTime(b.validFrom), nullTime(b.validTo), at, int64(seq)); err != nil {
 				return err
 			}
 		}
@@ -199,7 +226,7 @@ func (db *DB) projectDrop(ctx context.Context, coll string, seq uint64) error {
 func (db *DB) projectTx(ctx context.Context, fn func(pgx.Tx) error) error {
 	var err error
 	for try := 0; try <= 5; try++ {
-		err = pgx.BeginFunc(ctx, db.pg.Pool(), fn)
+		err = pgx.BeginTxFunc(ctx, db.pg.Pool(), pgstore.ReadCommitted, fn)
 		var pe *pgconn.PgError
 		if err == nil || !errors.As(err, &pe) || (pe.Code != "23P01" && pe.Code != "40001" && pe.Code != "40P01") {
 			break
@@ -236,6 +263,12 @@ func (db *DB) project(rec *record, res applied) {
 			if res.retract == nil {
 				return
 			}
+			if rec.purge {
+				// A purge erased the keys of what it purged: every key is
+				// projected again (purges are rare), and its ids' rows go.
+				purged = res.retract.IDs
+				break
+			}
 			c.mu.RLock()
 			for _, id := range res.retract.IDs {
 				if j, ok := c.byID[id]; ok {
@@ -243,9 +276,6 @@ func (db *DB) project(rec *record, res applied) {
 				}
 			}
 			c.mu.RUnlock()
-			if rec.purge {
-				purged = res.retract.IDs
-			}
 			if keys == nil {
 				keys = []temporal.FactKey{}
 			}
@@ -284,11 +314,15 @@ func (db *DB) reconcileBeliefs(ctx context.Context) error {
 	for _, c := range db.snapshotColls() {
 		errs = append(errs, db.projectKeys(ctx, c, nil, nil))
 	}
-	// Collections dropped here (or never seen) lose their open beliefs.
-	names := db.Collections()
+	// Collections dropped here lose their open beliefs (those projected
+	// from a later state than this node's stay).
+	db.seq.mu.Lock()
+	seq := db.seq.applied
+	names := append([]string{}, db.Collections()...)
+	db.seq.mu.Unlock()
 	err := db.projectTx(ctx, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond'))
-			WHERE upper_inf(tx) AND NOT (collection = ANY($1)) AND seq <= $2`, names, int64(db.Seq()))
+		_, err := tx.Exec(ctx, `UPDATE tidemark_beliefs SET tx = tstzrange(lower(tx), greatest(clock_timestamp(), lower(tx) + interval '1 microsecond')), ended_seq = $2
+			WHERE upper_inf(tx) AND NOT (collection = ANY($1)) AND seq <= $2`, names, int64(seq))
 		return err
 	})
 	errs = append(errs, err)

@@ -405,12 +405,30 @@ func (db *DB) appliedLocked(seq uint64, payload int) bool {
 
 // checkpointInBackground starts a checkpoint unless one runs.
 func (db *DB) checkpointInBackground() {
+	if db.stopping() {
+		return // Close writes the last one (the embedded store)
+	}
 	if db.ckptRunning.CompareAndSwap(false, true) {
 		db.bg.Add(1)
 		go func() {
 			defer db.bg.Done()
 			defer db.ckptRunning.Store(false)
-			err := db.Checkpoint(context.Background())
+			ctx := context.Background()
+			if db.pg != nil {
+				// An upload to an unreachable database does not hold
+				// Close up.
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				go func() {
+					select {
+					case <-db.stop:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+				defer cancel()
+			}
+			err := db.Checkpoint(ctx)
 			db.seq.mu.Lock()
 			if err != nil {
 				// Back off: try again after another interval's worth of
@@ -546,6 +564,12 @@ func (db *DB) Collections() []string {
 // checkpoint, the snapshot after it no longer holds them.
 func (db *DB) DropCollection(ctx context.Context, name string) error {
 	c := db.lookup(name)
+	if c == nil && db.pg != nil {
+		if err := db.catchUp(ctx); err != nil {
+			return err
+		}
+		c = db.lookup(name)
+	}
 	if c == nil {
 		if err := db.usable(); err != nil {
 			return err

@@ -40,15 +40,19 @@ const pollInterval = 500 * time.Millisecond
 // maxBackoff bounds the wait between reconnection attempts.
 const maxBackoff = 5 * time.Second
 
-// replication is a PostgreSQL node's follower state. pending (the
-// changes this node committed and will apply itself, which the follower
-// must leave to it) is guarded by DB.seq.mu.
+// replication is a PostgreSQL node's follower state.
 type replication struct {
-	pending map[uint64]bool
+	// pending maps the changes this node committed, and will apply
+	// itself, to their writes: the follower leaves them to their writers.
+	// pendMu guards it; it is a leaf, taken inside seq.mu and inside a
+	// write's transaction (which holds the database's head row).
+	pendMu  sync.Mutex
+	pending map[uint64]*record
 	kick    chan struct{}
 
-	// paused stops the follower (tests: a node that lags).
-	paused atomic.Bool
+	// paused stops the follower (tests: a node that lags); stuck is set
+	// once the log was trimmed past this node.
+	paused, stuck atomic.Bool
 
 	// mu guards the follower's status, below.
 	mu      sync.Mutex
@@ -89,7 +93,7 @@ func OpenPostgres(ctx context.Context, url, dir string, opts *Options) (*DB, err
 	}
 	db := newDB(dir, o)
 	db.pg = pg
-	db.repl.pending = map[uint64]bool{}
+	db.repl.pending = map[uint64]*record{}
 	db.repl.kick = make(chan struct{}, 1)
 	if err := db.recoverPostgres(ctx); err != nil {
 		pg.Close()
@@ -135,6 +139,10 @@ func (db *DB) recoverPostgres(ctx context.Context) error {
 			return err
 		}
 		for _, c := range cs {
+			if c.Seq != db.seq.applied+1 {
+				// Trimmed by two checkpoints while this node started.
+				return fmt.Errorf("%w: the log was trimmed past change %d while this node started: start it again", ErrUnavailable, db.seq.applied)
+			}
 			rec, err := decodeRecord(c.Payload)
 			if err != nil {
 				return fmt.Errorf("%w: change %d: %w", ErrCorrupt, c.Seq, err)
@@ -158,23 +166,22 @@ func (db *DB) recoverPostgres(ctx context.Context) error {
 // commit the change, wait until the follower applied the changes before
 // it, apply it.
 func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, queued func()) (applied, error) {
-	var mine uint64
-	seq, err := db.pg.Append(ctx, payload, func(seq uint64) {
-		db.seq.mu.Lock()
-		db.repl.pending[seq] = true
-		mine = seq
-		db.seq.mu.Unlock()
-		queued()
+	seq, err := db.pg.Append(ctx, payload, pgstore.Hooks{
+		Before: func(seq uint64) {
+			db.repl.pendMu.Lock()
+			db.repl.pending[seq] = rec
+			db.repl.pendMu.Unlock()
+			queued()
+		},
+		Abort: func(seq uint64) {
+			// Not acknowledged: the number is free again, or, if the
+			// commit happened after all, the follower applies the change
+			// like any other node's.
+			db.dropPending(seq, rec)
+			db.wake()
+		},
 	})
 	if err != nil {
-		if mine != 0 {
-			// Not acknowledged: if it did commit after all, the follower
-			// applies it like any other node's change.
-			db.seq.mu.Lock()
-			delete(db.repl.pending, mine)
-			db.seq.mu.Unlock()
-			db.wake()
-		}
 		if ctx.Err() != nil {
 			return applied{}, fmt.Errorf("%w (%w)", ctx.Err(), err)
 		}
@@ -192,16 +199,16 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 		db.pull(ctx)
 	}
 	db.seq.mu.Lock()
-	if db.seq.applied+1 != seq {
+	if db.seq.applied+1 < seq {
 		db.wake()
 	}
-	for db.seq.applied+1 != seq {
+	for db.seq.applied+1 < seq {
 		if err := ctx.Err(); err != nil || db.stopping() {
 			// Committed, and every node (this one too, once its follower
 			// gets there) applies it: the caller learns it is durable but
 			// not yet visible here.
-			delete(db.repl.pending, seq)
 			db.seq.mu.Unlock()
+			db.dropPending(seq, rec)
 			db.wake()
 			if err == nil {
 				err = ErrClosed
@@ -210,9 +217,16 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 		}
 		db.seq.cond.Wait()
 	}
+	if db.seq.applied >= seq {
+		// Never while the change is pending here; a broken invariant is
+		// said, not applied twice.
+		db.seq.mu.Unlock()
+		db.dropPending(seq, rec)
+		return applied{}, fmt.Errorf("%w: change %d was applied before its writer", ErrCorrupt, seq)
+	}
 	res, aerr := db.apply(rec, seq)
-	delete(db.repl.pending, seq)
 	kick := db.appliedLocked(seq, len(payload))
+	db.dropPending(seq, rec)
 	db.seq.mu.Unlock()
 	db.wake()
 	if aerr == nil {
@@ -233,6 +247,10 @@ func (db *DB) catchUp(ctx context.Context) error {
 	if db.pg == nil {
 		return nil
 	}
+	if err := db.enter(); err != nil {
+		return err
+	}
+	defer db.calls.Done()
 	head, err := db.pg.Head(ctx)
 	if err == nil && db.Seq() < head {
 		// Read and apply here rather than wait for the follower: the
@@ -248,6 +266,32 @@ func (db *DB) catchUp(ctx context.Context) error {
 	}
 	return db.WaitApplied(ctx, head)
 }
+
+// dropPending forgets that this node's write rec holds change seq (the
+// number may since have gone to another write: only rec's entry goes).
+func (db *DB) dropPending(seq uint64, rec *record) {
+	db.repl.pendMu.Lock()
+	if db.repl.pending[seq] == rec {
+		delete(db.repl.pending, seq)
+	}
+	db.repl.pendMu.Unlock()
+}
+
+// isPending reports whether change seq is this node's own write, which its
+// writer applies.
+func (db *DB) isPending(seq uint64) bool {
+	db.repl.pendMu.Lock()
+	defer db.repl.pendMu.Unlock()
+	return db.repl.pending[seq] != nil
+}
+
+// CatchUp brings a node of a PostgreSQL store up to the newest change
+// committed to the database (any node's), so that what it answers next
+// includes every write acknowledged before the call. Writes do it on their
+// own; a reader that must see another node's latest writes calls it (or
+// WaitApplied with that node's Seq). It does nothing on the embedded
+// store.
+func (db *DB) CatchUp(ctx context.Context) error { return db.catchUp(ctx) }
 
 // stopping reports whether Close has begun.
 func (db *DB) stopping() bool {
@@ -378,9 +422,10 @@ func (db *DB) applyChanges(cs []pgstore.Change) (more bool, err error) {
 			// snapshot interval): it must start again from the snapshot.
 			err := fmt.Errorf("%w: this node applied changes up to %d, the log now starts at %d: restart it to load the newest snapshot", ErrUnavailable, db.seq.applied, c.Seq)
 			db.seq.mu.Unlock()
+			db.repl.stuck.Store(true)
 			return false, err
 		}
-		if db.repl.pending[c.Seq] {
+		if db.isPending(c.Seq) {
 			db.seq.mu.Unlock()
 			return false, nil // this node's own write: its writer applies it
 		}
@@ -454,6 +499,10 @@ type Replication struct {
 	// embedded store); Error why its last attempt failed, if it did.
 	LastContact time.Time `json:"last_contact,omitzero"`
 	Error       string    `json:"error,omitempty"`
+	// NeedsRestart is set when the database's log was trimmed past the
+	// changes this node applied (it lagged more than a snapshot
+	// interval): it can no longer catch up, and must be started again.
+	NeedsRestart bool `json:"needs_restart,omitempty"`
 	// WriteRetries counts the writes PostgreSQL aborted (serialization
 	// failure, deadlock) and this node retried. ProjectionFailures counts
 	// the beliefs projections that failed (a checkpoint reconciles them),
@@ -481,6 +530,7 @@ func (db *DB) Replication() Replication {
 	if db.repl.err != nil {
 		r.Error = db.repl.err.Error()
 	}
+	r.NeedsRestart = db.repl.stuck.Load()
 	r.WriteRetries = db.pg.Retries()
 	r.ProjectionFailures, r.ProjectionRetries = db.repl.projFails.Load(), db.repl.projRetries.Load()
 	if db.repl.projErr != nil {
@@ -515,16 +565,19 @@ func (db *DB) stageSnapshot() (*os.File, error) {
 
 // uploadSnapshot stores the staged snapshot of change seq in the
 // database (unless another node is storing one, or a later one is
-// stored), which trims the log there, then reconciles the beliefs
-// projection.
+// stored), which trims the log there; the node that stored it then
+// reconciles the beliefs projection.
 func (db *DB) uploadSnapshot(ctx context.Context, seq uint64, f *os.File) error {
 	defer f.Close()
-	_, err := db.pg.WriteSnapshot(ctx, seq, func(w io.Writer) error {
+	stored, err := db.pg.WriteSnapshot(ctx, seq, func(w io.Writer) error {
 		_, err := io.Copy(w, f)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if !stored {
+		return nil // another node's checkpoint is, or was, the newer one
 	}
 	return db.reconcileBeliefs(ctx)
 }

@@ -423,3 +423,81 @@ func TestPostgresPlainTextAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// A node that lags more than a snapshot interval finds the log trimmed
+// past it: it says it needs a restart (it cannot catch up), and a node
+// started then loads the newest snapshot and has everything.
+func TestPostgresNodeBehindTrimmedLog(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collOn(t, b, a.Seq(), "notes")
+	tidemark.PauseFollower(b, true)
+	for round := range 2 {
+		for i := range 3 {
+			if _, err := ca.Put(ctx, []tidemark.Memory{{ID: fmt.Sprint("r", round, "-", i), Text: fmt.Sprint("note ", round, "-", i), Vector: vec8(3*round + i)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := a.Checkpoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Replication().NeedsRestart {
+		t.Fatal("B says it needs a restart before it read the log")
+	}
+	tidemark.PauseFollower(b, false)
+	for deadline := time.Now().Add(10 * time.Second); !b.Replication().NeedsRestart; {
+		if time.Now().After(deadline) {
+			t.Fatalf("B never noticed the trimmed log: %+v", b.Replication())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if r := b.Replication(); r.Error == "" || r.Applied >= a.Seq() {
+		t.Fatalf("B's replication: %+v", r)
+	}
+	c := openNode(t, url)
+	if got := visible(t, collOn(t, c, a.Seq(), "notes")); len(got) != 6 {
+		t.Fatalf("a node started after the trim has %v", got)
+	}
+}
+
+// Purging a fact's current belief removes its rows from the database's
+// projection (text and all) and opens the belief it had superseded.
+func TestPostgresPurgeKeyedBelief(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a := openNode(t, url)
+	c, err := a.CreateCollection(ctx, "facts", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, obj := range []string{"100", "250"} {
+		if _, err := c.Put(ctx, []tidemark.Memory{{ID: "v" + obj, Text: "limit", Vector: vec8(i), Subject: "api", Relation: "limit",
+			Object: obj, ValidFrom: time.Date(2025, time.Month(1+i), 1, 0, 0, 0, 0, time.UTC)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if open := openBeliefs(t, url, "facts"); len(open) != 1 || open[0] != "v250" {
+		t.Fatalf("open beliefs %v, want [v250]", open)
+	}
+	if _, err := c.Retract(ctx, "v250", &tidemark.RetractOptions{Purge: true}); err != nil {
+		t.Fatal(err)
+	}
+	if open := openBeliefs(t, url, "facts"); len(open) != 1 || open[0] != "v100" {
+		t.Fatalf("open beliefs after the purge %v, want [v100]", open)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tidemark_beliefs WHERE memory_id = 'v250' OR object = '250'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d projection rows of the purged memory (%v)", n, err)
+	}
+}

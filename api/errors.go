@@ -101,6 +101,9 @@ type Replication struct {
 	// applied and writes fail with 503.
 	Reachable    bool    `json:"reachable"`
 	StaleSeconds float64 `json:"stale_seconds"`
+	// NeedsRestart: the store's log was trimmed past what this node
+	// applied, so it cannot catch up; /readyz then answers 503.
+	NeedsRestart bool `json:"needs_restart,omitempty"`
 }
 
 // HeaderSeq is the response header of every authenticated request: the

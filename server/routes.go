@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/tidemark/tidemark"
@@ -50,7 +51,16 @@ func (s *Server) routes() {
 	}
 }
 
-// coll is the collection the request's path names ({c}).
+// coll is the collection the request's path names ({c}). A name this
+// node does not know may be another node's newest collection (a
+// PostgreSQL store): the node catches up once before it says 404.
 func (s *Server) coll(r *http.Request) (*tidemark.Collection, error) {
-	return s.db.Collection(r.PathValue("c"))
+	c, err := s.db.Collection(r.PathValue("c"))
+	if errors.Is(err, tidemark.ErrNotFound) {
+		if cerr := s.db.CatchUp(r.Context()); cerr != nil {
+			return nil, cerr
+		}
+		c, err = s.db.Collection(r.PathValue("c"))
+	}
+	return c, err
 }

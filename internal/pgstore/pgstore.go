@@ -20,6 +20,7 @@ import (
 	"hash/crc32"
 	"io"
 	mrand "math/rand/v2"
+	"net/url"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -95,8 +96,8 @@ func Open(ctx context.Context, url, node string) (*Store, error) {
 func (s *Store) Close() { s.pool.Close() }
 
 // ClusterID identifies the database's log: it is chosen when the tables
-// are created, so a node's cached state can tell one database from
-// another.
+// are created (a database restored from a backup keeps it; a new one gets
+// another).
 func (s *Store) ClusterID() string { return s.clusterID }
 
 // Retries returns how many write transactions were retried after a
@@ -106,15 +107,25 @@ func (s *Store) Retries() uint64 { return s.retries.Load() }
 // Pool returns the connection pool (for the projection and tests).
 func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
+// Hooks follow one write's attempts (Append): Before is called with the
+// sequence number an attempt was given, after it is fixed and before the
+// commit; Abort with the same number when that attempt then failed (the
+// number is free again, or, after ErrUnknownOutcome, perhaps committed).
+// Either may be nil.
+type Hooks struct {
+	Before, Abort func(seq uint64)
+}
+
 // Append writes payload as the next change in one transaction and returns
-// its sequence number once committed. before, when not nil, is called
-// with the sequence number after it is fixed and before the commit; an
-// error then (ErrUnknownOutcome when it struck the commit itself) means
-// the change was not acknowledged. Serialization failures and deadlocks
-// are retried up to maxRetries times.
-func (s *Store) Append(ctx context.Context, payload []byte, before func(seq uint64)) (uint64, error) {
+// its sequence number once committed; an error (ErrUnknownOutcome when it
+// struck the commit itself) means the change was not acknowledged. The
+// transaction runs at READ COMMITTED whatever the server's default: the
+// head row's lock orders the writers. Serialization failures and
+// deadlocks, which that leaves no room for, would be retried up to
+// maxRetries times.
+func (s *Store) Append(ctx context.Context, payload []byte, h Hooks) (uint64, error) {
 	for try := 0; ; try++ {
-		seq, err := s.appendOnce(ctx, payload, before)
+		seq, err := s.appendOnce(ctx, payload, h)
 		if err == nil || !retryable(err) || try == maxRetries {
 			if err != nil && try > 0 {
 				err = fmt.Errorf("%w (after %d retries)", err, try)
@@ -138,13 +149,21 @@ func retryable(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
-func (s *Store) appendOnce(ctx context.Context, payload []byte, before func(uint64)) (uint64, error) {
-	tx, err := s.pool.Begin(ctx)
+// ReadCommitted is the isolation of tidemark's write transactions.
+var ReadCommitted = pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+
+func (s *Store) appendOnce(ctx context.Context, payload []byte, h Hooks) (seq uint64, err error) {
+	tx, err := s.pool.BeginTx(ctx, ReadCommitted)
 	if err != nil {
 		return 0, fmt.Errorf("pgstore: begin: %w", err)
 	}
 	defer tx.Rollback(context.Background())
-	var seq uint64
+	given := false
+	defer func() {
+		if err != nil && given && h.Abort != nil {
+			h.Abort(seq)
+		}
+	}()
 	if err := tx.QueryRow(ctx, `UPDATE tidemark_head SET seq = seq + 1 RETURNING seq`).Scan(&seq); err != nil {
 		return 0, fmt.Errorf("pgstore: next sequence number: %w", err)
 	}
@@ -154,16 +173,17 @@ func (s *Store) appendOnce(ctx context.Context, payload []byte, before func(uint
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, Channel, fmt.Sprint(seq)); err != nil {
 		return 0, fmt.Errorf("pgstore: notify: %w", err)
 	}
-	if before != nil {
-		before(seq)
+	if h.Before != nil {
+		h.Before(seq)
 	}
+	given = true
 	if err := tx.Commit(ctx); err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) {
 			// The server answered: the transaction rolled back.
-			return 0, fmt.Errorf("pgstore: commit change %d: %w", seq, err)
+			return seq, fmt.Errorf("pgstore: commit change %d: %w", seq, err)
 		}
-		return 0, fmt.Errorf("%w: change %d: %w", ErrUnknownOutcome, seq, err)
+		return seq, fmt.Errorf("%w: change %d: %w", ErrUnknownOutcome, seq, err)
 	}
 	return seq, nil
 }
@@ -258,7 +278,7 @@ func (s *Store) Listen(ctx context.Context, wake chan<- struct{}) error {
 // nodes that lag). It does nothing and returns false when another node is
 // writing one (an advisory lock) or one at seq or later is stored.
 func (s *Store) WriteSnapshot(ctx context.Context, seq uint64, write func(io.Writer) error) (bool, error) {
-	tx, err := s.pool.Begin(ctx)
+	tx, err := s.pool.BeginTx(ctx, ReadCommitted)
 	if err != nil {
 		return false, fmt.Errorf("pgstore: snapshot: %w", err)
 	}
@@ -350,28 +370,37 @@ type Snapshot struct {
 	crc  uint32
 	sum  uint32
 	rows pgx.Rows
+	tx   pgx.Tx
 	cur  []byte
 	read int64
 	err  error
 }
 
 // OpenSnapshot opens the newest snapshot; without one it returns an error
-// wrapping os.ErrNotExist.
+// wrapping os.ErrNotExist. Its description and its parts are read in one
+// REPEATABLE READ transaction, so a checkpoint that replaces it meanwhile
+// does not take its parts away.
 func (s *Store) OpenSnapshot(ctx context.Context) (*Snapshot, error) {
-	var seq, size, crc int64
-	var parts int
-	err := s.pool.QueryRow(ctx, `SELECT seq, size, parts, crc FROM tidemark_snapshots ORDER BY seq DESC LIMIT 1`).Scan(&seq, &size, &parts, &crc)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("pgstore: no snapshot: %w", os.ErrNotExist)
-	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: snapshot: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT data FROM tidemark_snapshot_parts WHERE seq = $1 ORDER BY part`, seq)
+	var seq, size, crc int64
+	var parts int
+	err = tx.QueryRow(ctx, `SELECT seq, size, parts, crc FROM tidemark_snapshots ORDER BY seq DESC LIMIT 1`).Scan(&seq, &size, &parts, &crc)
 	if err != nil {
+		tx.Rollback(context.Background())
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, fmt.Errorf("pgstore: no snapshot: %w", os.ErrNotExist)
+		}
+		return nil, fmt.Errorf("pgstore: snapshot: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT data FROM tidemark_snapshot_parts WHERE seq = $1 ORDER BY part`, seq)
+	if err != nil {
+		tx.Rollback(context.Background())
 		return nil, fmt.Errorf("pgstore: snapshot %d: %w", seq, err)
 	}
-	return &Snapshot{Seq: uint64(seq), Size: size, crc: uint32(crc), rows: rows}, nil
+	return &Snapshot{Seq: uint64(seq), Size: size, crc: uint32(crc), rows: rows, tx: tx}, nil
 }
 
 // ErrCorrupt says a stored snapshot does not match its checksum or size.
@@ -399,6 +428,10 @@ func (r *Snapshot) Read(p []byte) (int, error) {
 		}
 		r.sum = crc32.Update(r.sum, castagnoli, b)
 		r.read += int64(len(b))
+		if r.read > r.Size {
+			r.err = fmt.Errorf("%w: snapshot %d: more than its %d bytes", ErrCorrupt, r.Seq, r.Size)
+			return 0, r.err
+		}
 		if r.read == r.Size && r.sum != r.crc {
 			r.err = fmt.Errorf("%w: snapshot %d: checksum mismatch", ErrCorrupt, r.Seq)
 			return 0, r.err
@@ -411,7 +444,10 @@ func (r *Snapshot) Read(p []byte) (int, error) {
 }
 
 // Close ends the read.
-func (r *Snapshot) Close() error { r.rows.Close(); return nil }
+func (r *Snapshot) Close() error {
+	r.rows.Close()
+	return r.tx.Rollback(context.Background())
+}
 
 // migrations are applied in order; each runs once, in its own
 // transaction, and its number is recorded in tidemark_schema.
@@ -444,8 +480,10 @@ var migrations = []string{
 		PRIMARY KEY (seq, part)
 	);`,
 	// 2: the bi-temporal projection of keyed beliefs. A belief's tx
-	// period runs from the change that made it its key's current belief
-	// to the change that ended that; the exclusion constraint keeps the
+	// period runs from when the projection recorded it as its key's
+	// current belief (just after the change that made it so, or at the
+	// checkpoint that reconciled it) to when it recorded its end; seq
+	// and ended_seq are those changes. The exclusion constraint keeps the
 	// periods of one key from overlapping, so at most one is open.
 	`CREATE EXTENSION IF NOT EXISTS btree_gist;
 	CREATE TABLE tidemark_beliefs (
@@ -504,10 +542,13 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // Redacted returns url without its password, for logs and errors.
-func Redacted(url string) string {
-	cfg, err := pgconn.ParseConfig(url)
-	if err != nil || cfg.Password == "" {
-		return url
+func Redacted(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
+		return u.Redacted()
 	}
-	return strings.ReplaceAll(url, cfg.Password, "xxxxx")
+	cfg, err := pgconn.ParseConfig(raw)
+	if err != nil || cfg.Password == "" {
+		return raw
+	}
+	return strings.ReplaceAll(raw, cfg.Password, "xxxxx")
 }
