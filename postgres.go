@@ -131,7 +131,11 @@ func (db *DB) recoverPostgres(ctx context.Context) error {
 		return err
 	}
 	if db.seq.applied+1 < first {
-		return fmt.Errorf("%w: the snapshot includes changes up to %d but the log starts at %d", ErrCorrupt, db.seq.applied, first)
+		if db.seq.applied == 0 {
+			return fmt.Errorf("%w: the database holds no snapshot but its log starts at change %d", ErrCorrupt, first)
+		}
+		// Two checkpoints replaced the snapshot while this node read it.
+		return fmt.Errorf("%w: the snapshot read includes changes up to %d but the log now starts at %d: start the node again", ErrUnavailable, db.seq.applied, first)
 	}
 	for {
 		cs, err := db.pg.Changes(ctx, db.seq.applied, 512)
