@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"runtime"
@@ -121,16 +122,26 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db := newDB(dir, o)
 	db.wal = wal
 	db.info.Log = wal.Recovery()
-	if err := db.recover(); err != nil {
-		wal.Close()
+	if err := db.open(start, db.recover, func() { wal.Close() }); err != nil {
 		return nil, err
 	}
-	if err := db.checkEmbedders(); err != nil {
-		wal.Close()
-		return nil, err
-	}
-	db.start(start)
 	return db, nil
+}
+
+// open is the end of Open and OpenPostgres: load the state, check the
+// embedders, start the background work; closeStore releases the store
+// when one of them fails.
+func (db *DB) open(began time.Time, load func() error, closeStore func()) error {
+	err := load()
+	if err == nil {
+		err = db.checkEmbedders()
+	}
+	if err != nil {
+		closeStore()
+		return err
+	}
+	db.start(began)
+	return nil
 }
 
 func newDB(dir string, o Options) *DB {
@@ -201,6 +212,16 @@ func mapStoreErr(err error) error {
 	return err
 }
 
+// loadSnapshot reads a snapshot's body, size bytes, tagged with log
+// sequence number seq.
+func (db *DB) loadSnapshot(body io.Reader, size int64, seq uint64) error {
+	if err := db.readState(body, size); err != nil {
+		return err
+	}
+	db.info.SnapshotSeq, db.seq.applied = seq, seq
+	return nil
+}
+
 func (db *DB) recover() error {
 	snap, err := store.OpenSnapshot(db.dir, snapshotName)
 	switch {
@@ -208,13 +229,11 @@ func (db *DB) recover() error {
 	case err != nil:
 		return mapStoreErr(err)
 	default:
-		err = db.readState(snap, snap.Size)
+		err = db.loadSnapshot(snap, snap.Size, snap.Seq)
 		snap.Close()
 		if err != nil {
 			return err
 		}
-		db.info.SnapshotSeq = snap.Seq
-		db.seq.applied = snap.Seq
 	}
 	if first := db.wal.FirstSeq(); db.seq.applied+1 < first {
 		return fmt.Errorf("%w: the snapshot includes records up to %d but the log starts at %d", ErrCorrupt, db.seq.applied, first)

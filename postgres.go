@@ -95,15 +95,9 @@ func OpenPostgres(ctx context.Context, url, dir string, opts *Options) (*DB, err
 	db.pg = pg
 	db.repl.pending = map[uint64]*record{}
 	db.repl.kick = make(chan struct{}, 1)
-	if err := db.recoverPostgres(ctx); err != nil {
-		pg.Close()
+	if err := db.open(began, func() error { return db.recoverPostgres(ctx) }, pg.Close); err != nil {
 		return nil, err
 	}
-	if err := db.checkEmbedders(); err != nil {
-		pg.Close()
-		return nil, err
-	}
-	db.start(began)
 	db.bg.Add(1)
 	go db.follow()
 	return db, nil
@@ -118,13 +112,11 @@ func (db *DB) recoverPostgres(ctx context.Context) error {
 	case err != nil:
 		return err
 	default:
-		err = db.readState(snap, snap.Size)
+		err = db.loadSnapshot(snap, snap.Size, snap.Seq)
 		snap.Close()
 		if err != nil {
 			return err
 		}
-		db.info.SnapshotSeq = snap.Seq
-		db.seq.applied = snap.Seq
 	}
 	first, err := db.pg.FirstSeq(ctx)
 	if err != nil {

@@ -57,6 +57,23 @@ func collOn(t testing.TB, db *tidemark.DB, seq uint64, name string) *tidemark.Co
 	return c
 }
 
+// notesOnTwoNodes opens two nodes of the database at url, creates the
+// collection "notes" through the first, puts memory "m1" (text) there,
+// and returns the nodes and the collection on each, once the second has
+// applied the put.
+func notesOnTwoNodes(t testing.TB, url, text string) (a, b *tidemark.DB, ca, cb *tidemark.Collection) {
+	t.Helper()
+	a, b = openNode(t, url), openNode(t, url)
+	ca, err := a.CreateCollection(context.Background(), "notes", &tidemark.CollectionOptions{Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ca.Put(context.Background(), []tidemark.Memory{{ID: "m1", Text: text, Vector: vec8(1)}}); err != nil {
+		t.Fatal(err)
+	}
+	return a, b, ca, collOn(t, b, a.Seq(), "notes")
+}
+
 // visible returns the ids of the collection's current memories.
 func visible(t testing.TB, c *tidemark.Collection) []string {
 	t.Helper()
@@ -75,16 +92,7 @@ func visible(t testing.TB, c *tidemark.Collection) []string {
 // without it, within the follower's poll interval.
 func TestPostgresTwoNodes(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.Database(t)
-	a, b := openNode(t, url), openNode(t, url)
-	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "m1", Text: "first", Vector: vec8(1)}}); err != nil {
-		t.Fatal(err)
-	}
-	cb := collOn(t, b, a.Seq(), "notes")
+	a, b, ca, cb := notesOnTwoNodes(t, pgtest.Database(t), "first")
 	hits, err := cb.Search(ctx, &tidemark.SearchRequest{Vector: vec8(1), K: 1})
 	if err != nil || len(hits.Hits) != 1 || hits.Hits[0].ID != "m1" {
 		t.Fatalf("B after WaitApplied(A.Seq()): %+v, %v", hits, err)
@@ -222,21 +230,12 @@ func openBeliefs(t testing.TB, url, coll string) []string {
 func TestPostgresRestart(t *testing.T) {
 	ctx := context.Background()
 	srv := pgtest.Start(t)
-	url := srv.Database(t)
-	a, b := openNode(t, url), openNode(t, url)
-	ca, err := a.CreateCollection(ctx, "notes", &tidemark.CollectionOptions{Dim: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "m1", Text: "before", Vector: vec8(1)}}); err != nil {
-		t.Fatal(err)
-	}
-	cb := collOn(t, b, a.Seq(), "notes")
+	a, b, ca, cb := notesOnTwoNodes(t, srv.Database(t), "before")
 	if err := srv.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	_, err = ca.Put(wctx, []tidemark.Memory{{ID: "m2", Text: "during", Vector: vec8(2)}})
+	_, err := ca.Put(wctx, []tidemark.Memory{{ID: "m2", Text: "during", Vector: vec8(2)}})
 	cancel()
 	if !errors.Is(err, tidemark.ErrUnavailable) {
 		t.Fatalf("a write with PostgreSQL down: %v, want ErrUnavailable", err)
