@@ -79,6 +79,14 @@
 // formats. A torn tail is cut;
 // corruption that a crash cannot explain is ErrCorrupt.
 //
+// OpenPostgres keeps the same log and snapshots in a PostgreSQL database
+// instead, shared by any number of nodes (postgres.go): a write commits
+// its record as the next change of one gap-free sequence, every node
+// applies every change in that order, and Seq, WaitApplied and CatchUp
+// give read-your-writes across nodes. The database also holds a
+// bi-temporal projection of the keyed beliefs whose exclusion constraint
+// refuses two open beliefs of one key (beliefs.go).
+//
 // # Concurrency
 //
 // A DB and its Collections are safe for concurrent use. Writes are
