@@ -2,14 +2,17 @@ package tidemark
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/tidemark/tidemark/internal/pgstore"
 	"github.com/tidemark/tidemark/temporal"
@@ -180,7 +183,7 @@ func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.Fa
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO tidemark_beliefs (collection, subject, relation, memory_id, object, valid, tx, seq)
 				VALUES ($1, $2, $3, $4, $5, tstzrange($6, $7), tstzrange($8, NULL), $9)`,
-				c.name, k.Subject, k.Relation, b.id, b.object, nullTime(b.validFrom), nullTime(b.validTo), at, int64(seq)); err != nil {
+				pgText(c.name), pgText(k.Subject), pgText(k.Relation), pgText(b.id), pgText(b.object), nullTime(b.validFrom), nullTime(b.validTo), at, int64(seq)); err != nil {
 				return err
 			}
 		}
@@ -332,5 +335,80 @@ func (db *DB) reconcileBeliefs(ctx context.Context) error {
 	db.repl.mu.Lock()
 	db.repl.projErr = nil
 	db.repl.mu.Unlock()
+	return nil
+}
+
+// pgText is s as PostgreSQL's text type can hold it: a NUL (which a
+// memory's text may hold) becomes U+FFFD.
+func pgText(s string) string {
+	if strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// memoryColumns are tidemark_memories' columns, in COPY order.
+var memoryColumns = []string{"collection", "row_no", "id", "text", "kind", "source", "subject", "relation", "object",
+	"doc_id", "doc_version", "chunk", "metadata", "valid", "tx", "status", "visible", "superseded_by", "seq"}
+
+// tstzrange is a [from, to) period for COPY: the zero times are open ends.
+func tstzrange(from, to time.Time) pgtype.Range[pgtype.Timestamptz] {
+	r := pgtype.Range[pgtype.Timestamptz]{LowerType: pgtype.Unbounded, UpperType: pgtype.Unbounded, Valid: true}
+	if !from.IsZero() {
+		r.Lower, r.LowerType = pgtype.Timestamptz{Time: from, Valid: true}, pgtype.Inclusive
+	}
+	if !to.IsZero() {
+		r.Upper, r.UpperType = pgtype.Timestamptz{Time: to, Valid: true}, pgtype.Exclusive
+	}
+	return r
+}
+
+// memoryRows returns tidemark_memories' rows of every collection as of
+// change seq (db.seq.mu held, so that no change lands meanwhile).
+func (db *DB) memoryRows(seq uint64) [][]any {
+	var out [][]any
+	for _, c := range db.snapshotColls() {
+		c.mu.RLock()
+		for j := range c.rows.len() {
+			if c.rows.at(j).purged {
+				continue
+			}
+			m := c.memory(j)
+			var meta any
+			if len(m.Metadata) > 0 {
+				if b, err := json.Marshal(m.Metadata); err == nil {
+					meta = strings.ReplaceAll(string(b), `\u0000`, `\ufffd`)
+				}
+			}
+			var retired time.Time
+			if n := len(m.Beliefs); n > 0 {
+				retired = m.Beliefs[n-1].RetiredAt
+			}
+			out = append(out, []any{pgText(c.name), int32(j), pgText(m.ID), pgText(m.Text), m.Kind.String(), m.Source.String(),
+				pgText(m.Subject), pgText(m.Relation), pgText(m.Object), pgText(m.DocID), int32(m.Version), int32(m.Chunk), meta,
+				tstzrange(m.ValidFrom, m.ValidTo), tstzrange(m.RecordedAt, retired), m.Status.String(), m.Visible, pgText(m.SupersededBy), int64(seq)})
+		}
+		c.mu.RUnlock()
+	}
+	return out
+}
+
+// refreshMemories replaces tidemark_memories with this node's ledger as of
+// its last applied change, by binary COPY, in one transaction (a
+// checkpoint's step on the node that stored it).
+func (db *DB) refreshMemories(ctx context.Context) error {
+	db.seq.mu.Lock()
+	rows := db.memoryRows(db.seq.applied)
+	db.seq.mu.Unlock()
+	err := pgx.BeginTxFunc(ctx, db.pg.Pool(), pgstore.ReadCommitted, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM tidemark_memories`); err != nil {
+			return err
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"tidemark_memories"}, memoryColumns, pgx.CopyFromRows(rows))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("memories table: %w", err)
+	}
 	return nil
 }

@@ -562,7 +562,7 @@ func (db *DB) stageSnapshot() (*os.File, error) {
 // uploadSnapshot stores the staged snapshot of change seq in the
 // database (unless another node is storing one, or a later one is
 // stored), which trims the log there; the node that stored it then
-// reconciles the beliefs projection.
+// reconciles the beliefs projection and refreshes the memories table.
 func (db *DB) uploadSnapshot(ctx context.Context, seq uint64, f *os.File) error {
 	defer f.Close()
 	stored, err := db.pg.WriteSnapshot(ctx, seq, func(w io.Writer) error {
@@ -575,5 +575,5 @@ func (db *DB) uploadSnapshot(ctx context.Context, seq uint64, f *os.File) error 
 	if !stored {
 		return nil // another node's checkpoint is, or was, the newer one
 	}
-	return db.reconcileBeliefs(ctx)
+	return errors.Join(db.reconcileBeliefs(ctx), db.refreshMemories(ctx))
 }

@@ -345,7 +345,8 @@ func TestPostgresSnapshotJoinPurge(t *testing.T) {
 		}
 		defer conn.Close(ctx)
 		err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM tidemark_changes WHERE position('0000-SECRET-7731'::bytea in payload) > 0)
-			+ (SELECT count(*) FROM tidemark_snapshot_parts WHERE position('0000-SECRET-7731'::bytea in data) > 0)`).Scan(&n)
+			+ (SELECT count(*) FROM tidemark_snapshot_parts WHERE position('0000-SECRET-7731'::bytea in data) > 0)
+			+ (SELECT count(*) FROM tidemark_memories WHERE text LIKE '%0000-SECRET-7731%')`).Scan(&n)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -365,6 +366,36 @@ func TestPostgresSnapshotJoinPurge(t *testing.T) {
 	}
 	if _, err := collOn(t, c, a.Seq(), "notes").Get(ctx, "secret"); !errors.Is(err, tidemark.ErrNotFound) {
 		t.Fatalf("the purged memory on the other node: %v", err)
+	}
+	// The memories table holds every stored version as of the last
+	// checkpoint: a NUL in a text and metadata included.
+	if _, err := ca.Put(ctx, []tidemark.Memory{{ID: "nul", Text: "a\x00b", Vector: vec8(7), Metadata: tidemark.Metadata{"team": "ops\x00"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := ca.List(ctx, &tidemark.ListRequest{All: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var rows, visibleRows int
+	var seq int64
+	var text, team string
+	if err := conn.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE visible), max(seq) FROM tidemark_memories WHERE collection = 'notes'`).Scan(&rows, &visibleRows, &seq); err != nil {
+		t.Fatal(err)
+	}
+	if rows != len(all.Memories) || visibleRows != len(visible(t, ca)) || uint64(seq) != a.Seq() {
+		t.Fatalf("tidemark_memories: %d rows (%d visible) as of %d; the ledger: %d versions (%d visible) at %d",
+			rows, visibleRows, seq, len(all.Memories), len(visible(t, ca)), a.Seq())
+	}
+	if err := conn.QueryRow(ctx, `SELECT text, metadata->>'team' FROM tidemark_memories WHERE id = 'nul'`).Scan(&text, &team); err != nil || text != "a\uFFFDb" || team != "ops\uFFFD" {
+		t.Fatalf("the NUL memory in SQL: %q, %q, %v", text, team, err)
 	}
 }
 

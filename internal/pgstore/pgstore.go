@@ -499,6 +499,34 @@ var migrations = []string{
 		EXCLUDE USING gist (collection WITH =, subject WITH =, relation WITH =, tx WITH &&)
 	);
 	CREATE INDEX tidemark_beliefs_open ON tidemark_beliefs (collection, subject, relation) WHERE upper_inf(tx);`,
+	// 3: every stored memory version (purged ones excepted) for SQL, with
+	// its valid period and its transaction period (recorded until
+	// superseded, retracted or replaced): refreshed whole, by binary COPY,
+	// by the node that stores a checkpoint, as of that checkpoint's change
+	// (seq).
+	`CREATE TABLE tidemark_memories (
+		collection text NOT NULL,
+		row_no int NOT NULL,
+		id text NOT NULL,
+		text text NOT NULL,
+		kind text NOT NULL,
+		source text NOT NULL,
+		subject text NOT NULL,
+		relation text NOT NULL,
+		object text NOT NULL,
+		doc_id text NOT NULL,
+		doc_version int NOT NULL,
+		chunk int NOT NULL,
+		metadata jsonb,
+		valid tstzrange NOT NULL,
+		tx tstzrange NOT NULL,
+		status text NOT NULL,
+		visible boolean NOT NULL,
+		superseded_by text NOT NULL,
+		seq bigint NOT NULL,
+		PRIMARY KEY (collection, row_no)
+	);
+	CREATE INDEX tidemark_memories_id ON tidemark_memories (collection, id);`,
 }
 
 // SchemaVersion is the number of migrations this code knows.
