@@ -341,16 +341,26 @@ func (c *Collection) Consolidate(ctx context.Context, opts *ConsolidateOptions) 
 		return rep, err
 	}
 	defer c.db.calls.Done()
-	if err := c.db.catchUp(ctx); err != nil {
-		return rep, err
-	}
 	if err := c.db.usable(); err != nil {
 		return rep, err
 	}
 	// One run at a time per collection: a second plan made before the
-	// first is applied would repeat its edits.
+	// first is applied would repeat its edits. On a PostgreSQL store the
+	// run also holds the database's lock for the collection, so that the
+	// nodes take turns too, each planning on the state the last run left
+	// (catchUp).
 	c.consMu.Lock()
 	defer c.consMu.Unlock()
+	if c.db.pg != nil {
+		unlock, err := c.db.pg.Lock(ctx, "tidemark_consolidate/"+c.name)
+		if err != nil {
+			return rep, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		defer unlock()
+	}
+	if err := c.db.catchUp(ctx); err != nil {
+		return rep, err
+	}
 	if err := opts.Validate(); err != nil {
 		return rep, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -529,5 +530,56 @@ func TestPostgresPurgeKeyedBelief(t *testing.T) {
 	var n int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM tidemark_beliefs WHERE memory_id = 'v250' OR object = '250'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d projection rows of the purged memory (%v)", n, err)
+	}
+}
+
+// Two nodes consolidate one collection at the same moment (the runs take
+// turns on the database's lock for the collection, whose exclusion
+// pgstore's TestLock checks): both succeed, the edits of each reach the
+// other, and the nodes end with the same memories current and no orphan.
+func TestPostgresConsolidateTwoNodes(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := openNode(t, url), openNode(t, url)
+	ca, err := a.CreateCollection(ctx, "ops", &tidemark.CollectionOptions{Dim: 128, Embedder: "hashing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []tidemark.Memory
+	for i := range 40 {
+		batch = append(batch, tidemark.Memory{ID: fmt.Sprint("m", i), Text: fmt.Sprintf("The deploy of service %d runs every night at %d o'clock.", i/2, 1+i/2)})
+	}
+	if _, err := ca.Put(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	cb := collOn(t, b, a.Seq(), "ops")
+	var wg sync.WaitGroup
+	reps := make([]tidemark.ConsolidationReport, 2)
+	for i, c := range []*tidemark.Collection{ca, cb} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := c.Consolidate(ctx, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			reps[i] = r
+		}()
+	}
+	wg.Wait()
+	t.Logf("runs: %+v", reps)
+	edits := func(r tidemark.ConsolidationReport) int {
+		return r.Promoted + r.Dormant + r.Reactivated + r.Expired + r.Contradictions + r.Merged + r.Dependencies + r.Split + r.Updated
+	}
+	if edits(reps[0])+edits(reps[1]) == 0 {
+		t.Fatal("the test is blind: neither run edited anything")
+	}
+	seq := max(a.Seq(), b.Seq())
+	va, vb := visible(t, collOn(t, a, seq, "ops")), visible(t, collOn(t, b, seq, "ops"))
+	if !slices.Equal(va, vb) {
+		t.Fatalf("after consolidating on both: A %v, B %v", va, vb)
+	}
+	if len(ca.Orphans()) != 0 || len(cb.Orphans()) != 0 {
+		t.Fatalf("orphans: A %v, B %v", ca.Orphans(), cb.Orphans())
 	}
 }

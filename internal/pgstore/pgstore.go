@@ -188,6 +188,31 @@ func (s *Store) appendOnce(ctx context.Context, payload []byte, h Hooks) (seq ui
 	return seq, nil
 }
 
+// Lock takes the database's advisory lock named name, waiting for it (ctx
+// bounds the wait), and returns its release. The lock is held by one
+// connection kept out of the pool meanwhile; if that connection dies,
+// PostgreSQL releases the lock.
+func (s *Store) Lock(ctx context.Context, name string) (unlock func(), err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: lock %s: %w", name, err)
+	}
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext($1))`, name); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("pgstore: lock %s: %w", name, err)
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_unlock(hashtext($1))`, name); err != nil {
+			// The session may still hold it: end the session.
+			conn.Hijack().Close(ctx)
+			return
+		}
+		conn.Release()
+	}, nil
+}
+
 // Head returns the last committed sequence number.
 func (s *Store) Head(ctx context.Context) (uint64, error) {
 	var seq int64

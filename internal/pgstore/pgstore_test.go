@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -250,5 +251,49 @@ func TestAppendAbortHook(t *testing.T) {
 	seq, err := s.Append(ctx, []byte("y"), pgstore.Hooks{})
 	if err != nil || seq != before[0] {
 		t.Fatalf("the next write got %d (%v), want the freed %d", seq, err, before[0])
+	}
+}
+
+// Lock excludes: a second holder waits until the first releases (and a
+// wait bounded by its context ends in an error meanwhile).
+func TestLock(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.Database(t)
+	a, b := open(t, url, "a"), open(t, url, "b")
+	unlock, err := a.Lock(ctx, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, err := b.Lock(short, "x"); err == nil {
+		t.Fatal("a second node took a held lock")
+	}
+	if u, err := b.Lock(ctx, "y"); err != nil {
+		t.Fatalf("another lock: %v", err)
+	} else {
+		u()
+	}
+	got := make(chan error, 1)
+	go func() {
+		u, err := b.Lock(ctx, "x")
+		if err == nil {
+			u()
+		}
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		t.Fatalf("took the lock while held: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	unlock()
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lock was not handed over after its release")
 	}
 }
