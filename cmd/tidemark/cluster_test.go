@@ -294,3 +294,13 @@ func TestServeClusterOverPostgres(t *testing.T) {
 		t.Fatalf("readyz of the new node: %+v", h.Replication)
 	}
 }
+
+// A --store that cannot be reached fails the start with the URL named
+// and its password hidden.
+func TestServeStoreUnreachable(t *testing.T) {
+	code, _, errOut := runCLI("serve", "--store", "postgres://tm:hunter2-secret@127.0.0.1:1/tm?connect_timeout=5",
+		"--data", t.TempDir(), "--addr", "127.0.0.1:0")
+	if code == 0 || strings.Contains(errOut, "hunter2") || !strings.Contains(errOut, "--store postgres://tm:xxxxx@127.0.0.1:1/tm") {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
