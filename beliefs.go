@@ -1,6 +1,7 @@
 package tidemark
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,10 +33,8 @@ import (
 
 // openBelief is a key's current belief as the projection stores it.
 type openBelief struct {
-	id, object   string
-	validFrom    time.Time
-	validTo      time.Time
-	subj, relatn string
+	id, object         string
+	validFrom, validTo time.Time
 }
 
 // currentBeliefs returns, for each key asked (every key when keys is nil),
@@ -70,7 +69,7 @@ func (c *Collection) currentBeliefs(keys []temporal.FactKey) map[temporal.FactKe
 		if r := c.rows.at(best); obj == "" && r.mem.storedRest != nil {
 			obj = r.mem.keyFromObject
 		}
-		out[k] = &openBelief{id: m.ID, object: obj, validFrom: m.ValidFrom, validTo: m.ValidTo, subj: k.Subject, relatn: k.Relation}
+		out[k] = &openBelief{id: m.ID, object: obj, validFrom: m.ValidFrom, validTo: m.ValidTo}
 	}
 	return out
 }
@@ -192,19 +191,7 @@ func (db *DB) projectKeys(ctx context.Context, c *Collection, keys []temporal.Fa
 }
 
 func cmpKey(a, b temporal.FactKey) int {
-	if a.Subject != b.Subject {
-		if a.Subject < b.Subject {
-			return -1
-		}
-		return 1
-	}
-	switch {
-	case a.Relation < b.Relation:
-		return -1
-	case a.Relation > b.Relation:
-		return 1
-	}
-	return 0
+	return cmp.Or(strings.Compare(a.Subject, b.Subject), strings.Compare(a.Relation, b.Relation))
 }
 
 func nullTime(t time.Time) any {

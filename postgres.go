@@ -51,8 +51,10 @@ type replication struct {
 	kick    chan struct{}
 
 	// paused stops the follower (tests: a node that lags); stuck is set
-	// once the log was trimmed past this node.
+	// once the log was trimmed past this node. stoppedAt is the pending
+	// change the follower last stopped at (0 when none).
 	paused, stuck atomic.Bool
+	stoppedAt     atomic.Uint64
 
 	// mu guards the follower's status, below.
 	mu      sync.Mutex
@@ -224,7 +226,9 @@ func (db *DB) commitPostgres(ctx context.Context, rec *record, payload []byte, q
 	kick := db.appliedLocked(seq, len(payload))
 	db.dropPending(seq, rec)
 	db.seq.mu.Unlock()
-	db.wake()
+	if db.repl.stoppedAt.CompareAndSwap(seq, 0) {
+		db.wake()
+	}
 	if aerr == nil {
 		db.project(rec, res)
 	}
@@ -348,19 +352,13 @@ func (db *DB) follow() {
 		} else {
 			backoff = 100 * time.Millisecond
 		}
-		timer.Reset(wait)
+		timer.Reset(wait) // (since Go 1.23 a Reset timer delivers no stale tick)
 		select {
 		case <-ctx.Done():
 			return
 		case <-notified:
 		case <-db.repl.kick:
 		case <-timer.C:
-		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
 		}
 	}
 }
@@ -422,8 +420,11 @@ func (db *DB) applyChanges(cs []pgstore.Change) (more bool, err error) {
 			return false, err
 		}
 		if db.isPending(c.Seq) {
+			// This node's own write: its writer applies it, then wakes the
+			// follower for what came after.
+			db.repl.stoppedAt.Store(c.Seq)
 			db.seq.mu.Unlock()
-			return false, nil // this node's own write: its writer applies it
+			return false, nil
 		}
 		rec, err := decodeRecord(c.Payload)
 		if err != nil {

@@ -2,11 +2,8 @@ package bench
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"runtime"
 	"slices"
@@ -18,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/tidemark/tidemark"
+	"github.com/tidemark/tidemark/internal/pgstore"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -156,41 +154,11 @@ func RunCluster(ctx context.Context, cfg ClusterConfig) (*ClusterReport, error) 
 	return rep, nil
 }
 
-// tempDatabase creates a database on the server of store and returns its
-// URL and its removal.
-func tempDatabase(ctx context.Context, store string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, store)
-	if err != nil {
-		return "", nil, fmt.Errorf("bench: cluster: %w", err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	name := "tidemark_bench_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", nil, fmt.Errorf("bench: cluster: create a database for the run (the URL's user needs CREATEDB): %w", err)
-	}
-	u, err := url.Parse(store)
-	if err != nil || u.Scheme == "" {
-		return "", nil, fmt.Errorf("bench: cluster: --store must be a postgres:// URL")
-	}
-	u.Path = "/" + name
-	drop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if conn, err := pgx.Connect(ctx, store); err == nil {
-			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			conn.Close(ctx)
-		}
-	}
-	return u.String(), drop, nil
-}
-
 func clusterRun(ctx context.Context, c *ClusterConfig, d *VectorSet, queries []float32, say func(string, ...any)) (res ClusterResult, err error) {
 	res = ClusterResult{Dataset: d.Name, N: c.N, Dim: c.Dim, Threads: runtime.GOMAXPROCS(0), Clients: c.Clients}
-	dbURL, drop, err := tempDatabase(ctx, c.Store)
+	dbURL, drop, err := pgstore.CreateDatabase(ctx, c.Store, "tidemark_bench_")
 	if err != nil {
-		return res, err
+		return res, fmt.Errorf("bench: cluster: %w", err)
 	}
 	defer drop()
 	opts := &tidemark.Options{CheckpointRecords: -1, CheckpointBytes: -1}
@@ -351,20 +319,10 @@ func embeddedIngest(ctx context.Context, c *ClusterConfig, ingest func(*tidemark
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
 func aggregateCluster(runs []ClusterResult) (lo, med ClusterResult) {
-	lo, med = runs[0], runs[0]
-	floats := func(r *ClusterResult) []*float64 {
-		return []*float64{&r.IngestS, &r.IngestPerS, &r.BCaughtUpS, &r.EmbeddedIngestS, &r.WriteP50Ms, &r.WriteP99Ms, &r.FollowP50Ms, &r.FollowP99Ms,
-			&r.CheckpointS, &r.StartupS, &r.SearchQPS1, &r.SearchQPS2}
-	}
-	for f := range floats(&lo) {
-		xs := make([]float64, len(runs))
-		for i := range runs {
-			xs[i] = *floats(&runs[i])[f]
-		}
-		slices.Sort(xs)
-		*floats(&lo)[f], *floats(&med)[f] = xs[0], median(xs)
-	}
-	return lo, med
+	return aggregateRuns(runs, func(r *ClusterResult) ([]*float64, []*int64) {
+		return []*float64{&r.IngestS, &r.IngestPerS, &r.BCaughtUpS, &r.EmbeddedIngestS, &r.WriteP50Ms, &r.WriteP99Ms,
+			&r.FollowP50Ms, &r.FollowP99Ms, &r.CheckpointS, &r.StartupS, &r.SearchQPS1, &r.SearchQPS2}, []*int64{&r.SnapshotBytes}
+	})
 }
 
 // WriteJSON writes the report as one JSON object.

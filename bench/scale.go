@@ -462,27 +462,35 @@ func readSnapshot(dir string) (int64, float64, error) {
 // aggregateScale returns the per-field min and median of the runs (the
 // descriptive fields are the first run's: they do not vary).
 func aggregateScale(runs []ScaleResult) (lo, med ScaleResult) {
-	lo, med = runs[0], runs[0]
-	floats := func(r *ScaleResult) []*float64 {
+	return aggregateRuns(runs, func(r *ScaleResult) ([]*float64, []*int64) {
 		return []*float64{&r.IndexBuildS, &r.LoadS, &r.SnapshotReadS, &r.OpenS, &r.RecallAt10,
-			&r.SearchP50Ms, &r.SearchP99Ms, &r.IndexSearchP50Ms}
-	}
-	ints := func(r *ScaleResult) []*int64 { return []*int64{&r.SnapshotBytes, &r.RSSBytes} }
-	for f := range floats(&lo) {
-		xs := make([]float64, len(runs))
+			&r.SearchP50Ms, &r.SearchP99Ms, &r.IndexSearchP50Ms}, []*int64{&r.SnapshotBytes, &r.RSSBytes}
+	})
+}
+
+// aggregateRuns returns the per-field min and median of runs (at least
+// one); fields gives a run's measured fields, the rest are the first
+// run's.
+func aggregateRuns[T any](runs []T, fields func(*T) ([]*float64, []*int64)) (lo, med T) {
+	lo, med = runs[0], runs[0]
+	loF, loI := fields(&lo)
+	medF, medI := fields(&med)
+	xs := make([]float64, len(runs))
+	for f := range loF {
 		for i := range runs {
-			xs[i] = *floats(&runs[i])[f]
+			fs, _ := fields(&runs[i])
+			xs[i] = *fs[f]
 		}
 		slices.Sort(xs)
-		*floats(&lo)[f], *floats(&med)[f] = xs[0], median(xs)
+		*loF[f], *medF[f] = xs[0], median(xs)
 	}
-	for f := range ints(&lo) {
-		xs := make([]float64, len(runs))
+	for f := range loI {
 		for i := range runs {
-			xs[i] = float64(*ints(&runs[i])[f])
+			_, is := fields(&runs[i])
+			xs[i] = float64(*is[f])
 		}
 		slices.Sort(xs)
-		*ints(&lo)[f], *ints(&med)[f] = int64(xs[0]), int64(median(xs))
+		*loI[f], *medI[f] = int64(xs[0]), int64(median(xs))
 	}
 	return lo, med
 }

@@ -110,3 +110,20 @@ func TestRunScaleLiftedFile(t *testing.T) {
 		t.Error("more queries than the file's were accepted")
 	}
 }
+
+// aggregateRuns takes each measured field's min and median across runs on
+// its own, and leaves the unmeasured fields as the first run has them.
+func TestAggregateRuns(t *testing.T) {
+	runs := []ScaleResult{
+		{Dataset: "d", LoadS: 3, OpenS: 9, RSSBytes: 30},
+		{Dataset: "x", LoadS: 1, OpenS: 7, RSSBytes: 10},
+		{Dataset: "y", LoadS: 2, OpenS: 8, RSSBytes: 20},
+	}
+	lo, med := aggregateScale(runs)
+	if lo.LoadS != 1 || med.LoadS != 2 || lo.OpenS != 7 || med.OpenS != 8 || lo.RSSBytes != 10 || med.RSSBytes != 20 || lo.Dataset != "d" || med.Dataset != "d" {
+		t.Fatalf("min %+v\nmedian %+v", lo, med)
+	}
+	if runs[0].LoadS != 3 {
+		t.Fatal("the runs were changed")
+	}
+}

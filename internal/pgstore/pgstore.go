@@ -1,10 +1,11 @@
 // Package pgstore keeps a tidemark ledger in PostgreSQL: the change log
 // every node applies in commit order (tidemark_changes, numbered by a
 // gap-free sequence that one row lock hands out), the snapshots nodes
-// start from (tidemark_snapshots), and the bi-temporal projection of the
+// start from (tidemark_snapshots), the bi-temporal projection of the
 // keyed beliefs (tidemark_beliefs), whose exclusion constraint lets no
-// two beliefs of one fact key be open at once. The tables are created and
-// migrated by Open (versioned migrations in tidemark_schema).
+// two beliefs of one fact key be open at once, and every memory version
+// for SQL as of the last checkpoint (tidemark_memories). The tables are
+// created and migrated by Open (versioned migrations in tidemark_schema).
 //
 // A write is one transaction: it takes the head row's lock (so writers
 // from every node queue in one order, and a sequence number once handed
@@ -15,6 +16,8 @@ package pgstore
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -604,4 +607,37 @@ func Redacted(raw string) string {
 		return raw
 	}
 	return strings.ReplaceAll(raw, cfg.Password, "xxxxx")
+}
+
+// CreateDatabase creates a database named prefix and a random suffix on
+// the server of admin (a postgres:// URL whose user may create databases)
+// and returns the database's URL and its removal (DROP … WITH (FORCE),
+// bounded to a minute). Tests and benchmarks run in databases of their
+// own this way.
+func CreateDatabase(ctx context.Context, admin, prefix string) (string, func(), error) {
+	u, err := url.Parse(admin)
+	if err != nil || u.Scheme == "" {
+		return "", nil, fmt.Errorf("pgstore: %q is not a postgres:// URL", Redacted(admin))
+	}
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("pgstore: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	rand.Read(b[:])
+	name := prefix + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", nil, fmt.Errorf("pgstore: create database (the URL's user needs CREATEDB): %w", err)
+	}
+	u.Path = "/" + name
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if conn, err := pgx.Connect(ctx, admin); err == nil {
+			conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+			conn.Close(ctx)
+		}
+	}
+	return u.String(), drop, nil
 }

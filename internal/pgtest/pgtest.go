@@ -9,8 +9,6 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -25,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/tidemark/tidemark/internal/pgstore"
 )
 
 // startTimeout bounds initdb and every start or stop of a server.
@@ -108,22 +106,22 @@ func Database(t testing.TB) string {
 		}
 		admin = shared.s.admin
 	}
-	u, err := createDatabase(admin)
+	u, drop, err := newDatabase(admin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { dropDatabase(admin, u) })
+	t.Cleanup(drop)
 	return u
 }
 
 // Database returns the URL of a new, empty database on s.
 func (s *Server) Database(t testing.TB) string {
 	t.Helper()
-	u, err := createDatabase(s.admin)
+	u, _, err := newDatabase(s.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u
+	return u // removed with the server
 }
 
 // Main runs the tests and then stops the shared cluster, if one started:
@@ -256,39 +254,10 @@ func (s *Server) remove() {
 	os.RemoveAll(s.dir)
 }
 
-func createDatabase(admin string) (string, error) {
+// newDatabase creates a database for a test on the server of admin
+// (pgstore.CreateDatabase) and returns its URL and its removal.
+func newDatabase(admin string) (string, func(), error) {
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return "", fmt.Errorf("pgtest: connect: %w", err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	name := "tm_test_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", fmt.Errorf("pgtest: create database: %w", err)
-	}
-	u, err := url.Parse(admin)
-	if err != nil {
-		return "", err
-	}
-	u.Path = "/" + name
-	return u.String(), nil
-}
-
-func dropDatabase(admin, db string) {
-	u, err := url.Parse(db)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return
-	}
-	defer conn.Close(ctx)
-	conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()+" WITH (FORCE)")
+	return pgstore.CreateDatabase(ctx, admin, "tm_test_")
 }
