@@ -35,6 +35,16 @@
 // is not kept; 0.59–0.74× in the tidemark bench ann runs of
 // bench/results, ann-glove100-2026-11-22-int8-run15…17.json).
 //
+// The beam search at the bottom keeps its state in one array sorted by
+// distance rather than hnswlib's two heaps (a candidate queue and the ef
+// best): the candidates are the entries not yet expanded. It visits the
+// same nodes in the same order and returns the same results (a test holds
+// it to the heaps on every query), and a node admitted costs a branch-free
+// binary search and one copy instead of two heap sifts with unpredictable
+// branches. Filtered searches, and indexes where a quarter of the nodes
+// are tombstones, keep the heaps (the array would hold every tombstone
+// that routes).
+//
 // Deletes are tombstones: a deleted node still routes searches but is never
 // returned, and [HNSW.Compact] repairs the neighbourhoods around deleted
 // nodes and removes them, so deletes do not degrade recall over time.

@@ -14,6 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/tidemark/tidemark/internal/offheap"
+	"github.com/tidemark/tidemark/internal/prefetch"
 	"github.com/tidemark/tidemark/internal/unitvec"
 	"github.com/tidemark/tidemark/simd"
 )
@@ -401,6 +402,14 @@ func (h *HNSW) scale(id uint32) float32 {
 	return *(*float32)(unsafe.Pointer(&h.codes[int(id)*h.cstride+h.cstride-4]))
 }
 
+// quantizeQuery codes the searcher's unit query s.q for the int8 walk.
+func (h *HNSW) quantizeQuery(s *searcher) {
+	s.qc = growI8(s.qc, h.cstride)
+	s.qs = simd.QuantizeInt8(s.q, s.qc[:h.cstride-4])
+	clear(s.qc[h.cstride-4:])
+	s.quant = true
+}
+
 // distQ is dist through the codes: 1 − s_q·s_id·⟨code_q, code_id⟩.
 func (h *HNSW) distQ(s *searcher, id uint32) float32 {
 	return 1 - s.qs*h.scale(id)*float32(simd.DotInt8(s.qc, h.code(id)))
@@ -572,8 +581,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 		ep, epd = h.greedy(q, nil, ep, epd, l)
 	}
 	for l := min(level, topLevel); l >= 0; l-- {
-		s.layer(h, q, ep, epd, h.efc, l, false, nil)
-		ep, epd = h.connect(s, id, l, ep, epd)
+		ep, epd = h.connect(s, s.nearest(h, q, ep, epd, h.efc, l, false, nil), id, l, ep, epd)
 	}
 	if level > topLevel {
 		h.top.Store(uint64(level+1)<<32 | uint64(id))
@@ -605,11 +613,11 @@ func (h *HNSW) greedy(q []float32, s *searcher, ep uint32, epd float32, l int) (
 	return ep, epd
 }
 
-// connect links node id at level l to its selected neighbours among the
-// searcher's results and back, and returns the closest result as the next
-// entry point (hnswlib's mutuallyConnectNewElement).
-func (h *HNSW) connect(s *searcher, id uint32, l int, ep uint32, epd float32) (uint32, float32) {
-	cands := s.res.sorted(s.sel[:0]) // ascending distance
+// connect links node id at level l to its selected neighbours among
+// cands, a search's results in ascending distance (in s.sel), and back,
+// and returns the closest result as the next entry point (hnswlib's
+// mutuallyConnectNewElement).
+func (h *HNSW) connect(s *searcher, cands []distID, id uint32, l int, ep uint32, epd float32) (uint32, float32) {
 	// A concurrent insert may have linked this node already, so the search
 	// can meet it: never select a node as its own neighbour. Tombstoned
 	// nodes route the search but are never selected: a link slot spent on
@@ -910,10 +918,7 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 	ep, topLevel := uint32(top), int(top>>32)-1
 	var epd float32
 	if quant {
-		s.qc = growI8(s.qc, h.cstride)
-		s.qs = simd.QuantizeInt8(s.q, s.qc[:h.cstride-4])
-		clear(s.qc[h.cstride-4:])
-		s.quant = true
+		h.quantizeQuery(s)
 		epd = h.distQ(s, ep)
 	} else {
 		epd = h.dist(s.q, ep)
@@ -922,21 +927,25 @@ func (h *HNSW) Search(ctx context.Context, q []float32, k int, opts *SearchOptio
 		ep, epd = h.greedy(s.q, s, ep, epd, l)
 	}
 	s.ctx = ctx
-	s.layer(h, s.q, ep, epd, ef, 0, true, filter)
+	res := s.nearest(h, s.q, ep, epd, ef, 0, true, filter)
 	s.ctx, s.quant = nil, false
 	if err := s.err; err != nil {
 		s.err = nil
-		s.res = s.res[:0]
 		return nil, err
 	}
-	res := s.res.sorted(s.sel[:0])
 	if quant && rerank {
 		// Re-score the best of the ef results with the float32 vectors:
 		// the codes' error (half a step of 1/127 of the largest element)
 		// moves a neighbour a few places, not from past rerankDepth(k)
 		// into the top k.
 		res = res[:min(len(res), rerankDepth(k))]
+		for _, r := range res[:min(lookAhead, len(res))] {
+			prefetch.Lines(h.vecPtr(r.id), h.lines)
+		}
 		for i := range res {
+			if j := i + lookAhead; j < len(res) {
+				prefetch.Lines(h.vecPtr(res[j].id), h.lines)
+			}
 			res[i].d = h.dist(s.q, res[i].id)
 		}
 		slices.SortFunc(res, func(a, b distID) int {

@@ -43,6 +43,7 @@ type searcher struct {
 	nbrs    []distID
 	batch   []uint32 // the unvisited neighbours of the node being expanded
 	tmp     []distID
+	beam    beam
 }
 
 func (h *HNSW) searcher() *searcher {
