@@ -707,6 +707,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 			return nil, false, bad("drift", fr.Err())
 		}
 	}
+	c.nonFinite = nil
 	if err := c.rebuildMaps(); err != nil {
 		return nil, false, bad("ledger", err)
 	}
@@ -857,6 +858,12 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 		return
 	}
 	rw.derive(l.opts.HalfLife)
+	if !finite(vec) {
+		if l.nonFinite == nil {
+			l.nonFinite = newBitmap(nrows)
+		}
+		l.nonFinite.add(j)
+	}
 	l.rows.add(rw)
 	if rw.mem.meta != nil {
 		l.meta.set(j, rw.mem.meta)
@@ -1127,9 +1134,11 @@ func (l *ledger) decodeDrift(fr *wire.Reader) {
 			return
 		}
 	}
+	nonFinite := l.nonFinite
+	l.nonFinite = nil
 	for j := nrows - 1; j >= 0; j-- {
 		p := of[l.rows.at(j).kgroup]
-		if !finite(l.unitVector(j)) {
+		if nonFinite != nil && nonFinite.has(j) {
 			continue // the detector refused it
 		}
 		p.rows++
@@ -1189,13 +1198,29 @@ func finiteReading(r temporal.DriftReading) bool {
 // finite reports whether every value of v is finite (what a drift
 // detector accepts).
 func finite(v []float32) bool {
-	for _, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return false
-		}
+	// A NaN or an infinity has every exponent bit set, and only then does
+	// adding one to the exponent carry into the sign bit: one test for the
+	// whole vector instead of two per element (Open runs this over every
+	// row's vector).
+	var carry uint32
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		carry |= (math.Float32bits(v[i])&expBits + expOne) |
+			(math.Float32bits(v[i+1])&expBits + expOne) |
+			(math.Float32bits(v[i+2])&expBits + expOne) |
+			(math.Float32bits(v[i+3])&expBits + expOne)
 	}
-	return true
+	for ; i < len(v); i++ {
+		carry |= math.Float32bits(v[i])&expBits + expOne
+	}
+	return carry&signBit == 0
 }
+
+const (
+	expBits = 0x7f800000 // a float32's exponent
+	expOne  = 0x00800000 // its lowest exponent bit
+	signBit = 0x80000000
+)
 
 func writeInts(f *wire.Writer, xs []int) {
 	f.Uvarint(uint64(len(xs)))

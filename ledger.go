@@ -73,6 +73,11 @@ type ledger struct {
 	kgroups  []kernelGroup
 	driftBuf []float64 // driftVector's buffer
 	rowVec   []float32 // decodeRow's buffer for a row's vector
+	// nonFinite marks the rows decodeRow read with a NaN or infinite
+	// vector element (nil when none), for decodeDrift, which clears it:
+	// the drift detectors refused those rows, and testing each vector as
+	// it is decoded, in cache, spares a second pass over the column store.
+	nonFinite bitmap
 	// lambdas caches groupLambdas for the searches between two writes
 	// (they share it read-only); observeDrift clears it.
 	lambdas atomic.Pointer[[]float64]

@@ -211,11 +211,12 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		return nil, corrupt("%d live of %d nodes", live, n)
 	}
 	m0 := 2 * m
-	// Read exactly the fixed part, then exactly the upper layers the levels
-	// imply and the checksum, so that an index can be followed by other data
-	// in the stream. readUpTo allocates at most twice the bytes that
-	// arrive: a lying header cannot make Load allocate what is not there.
-	fixed := uint64(n)*8 + uint64(n) + 4*uint64((n+31)/32) + vecBytes + 4*uint64(n)*uint64(m0+1)
+	// Read exactly the node arrays, then exactly the upper layers the
+	// levels imply and the checksum, so that an index can be followed by
+	// other data in the stream. Memory is committed only as bytes arrive
+	// (readUpTo allocates at most twice what arrived; the vectors and
+	// layer-0 blocks go straight into the off-heap arrays, a chunk at a
+	// time): a lying header cannot make Load allocate what is not there.
 	readN := func(k uint64, what string) ([]byte, error) {
 		b, err := readUpTo(r, k)
 		if err != nil {
@@ -226,41 +227,46 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		}
 		return b, nil
 	}
-	body, err := readN(fixed, "node arrays")
+	body, err := readN(uint64(n)*9+4*uint64((n+31)/32), "node arrays")
 	if err != nil {
 		return nil, err
 	}
-	levelsRaw := body[8*n : 9*n]
+	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body)
+	keys, levels, dead := body[:8*n], body[8*n:9*n], body[9*n:]
 	upperWords := uint64(0)
-	for _, l := range levelsRaw {
+	for _, l := range levels {
 		if l > maxLevel {
 			return nil, corrupt("level %d above %d", l, maxLevel)
 		}
 		upperWords += uint64(l) * uint64(m+1)
 	}
-	tail, err := readN(4*upperWords+4, "upper layers")
-	if err != nil {
-		return nil, err
-	}
-	body = append(body, tail...)
-	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body[:len(body)-4])
-	if crc != le.Uint32(body[len(body)-4:]) {
-		return nil, corrupt("checksum mismatch (truncated or damaged)")
-	}
-	body = body[:len(body)-4]
-
 	h, err := New(&opts)
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
-	h.populate(n)
-	p := 0
-	take := func(k int) []byte { b := body[p : p+k]; p += k; return b }
-	keys := take(8 * n)
-	levels := take(n)
-	dead := take(4 * ((n + 31) / 32))
-	vecs := take(int(vecBytes))
-	links0 := take(4 * n * (m0 + 1))
+	buf := make([]byte, min(1<<20, 4*n*max(dim, m0+1)))
+	if vecBytes > 0 {
+		words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(h.vecs))), n*dim)
+		if err := readWords(r, buf, words, &crc, h.vecMem.Populate); err != nil {
+			return nil, corrupt("vectors: %v", err)
+		}
+		for _, x := range h.vecs[:n*dim] {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return nil, corrupt("vector value %v", x)
+			}
+		}
+	}
+	if err := readWords(r, buf, h.links0[:n*(m0+1)], &crc, h.linkMem.Populate); err != nil {
+		return nil, corrupt("layer-0 neighbour blocks: %v", err)
+	}
+	upper, err := readN(4*upperWords+4, "upper layers")
+	if err != nil {
+		return nil, err
+	}
+	crc = crc32.Update(crc, castagnoli, upper[:len(upper)-4])
+	if crc != le.Uint32(upper[len(upper)-4:]) {
+		return nil, corrupt("checksum mismatch (truncated or damaged)")
+	}
 	h.n, h.live = n, live
 	copy(h.levels, levels)
 	liveBits := 0
@@ -300,14 +306,6 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		}); err != nil {
 			return nil, err
 		}
-	} else {
-		for i := range h.vecs[:n*dim] {
-			x := math.Float32frombits(le.Uint32(vecs[4*i:]))
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return nil, corrupt("vector value %v", x)
-			}
-			h.vecs[i] = x
-		}
 	}
 	checkBlock := func(id int, blk []uint32, mmax int) error {
 		if int(blk[0]) > mmax {
@@ -320,9 +318,7 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		}
 		return nil
 	}
-	for i := range h.links0[:n*(m0+1)] {
-		h.links0[i] = le.Uint32(links0[4*i:])
-	}
+	p := 0
 	topLevel := -1
 	for id := 0; id < n; id++ {
 		if err := checkBlock(id, h.list(uint32(id), 0), m0); err != nil {
@@ -335,7 +331,7 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 		}
 		h.upper[id] = make([]uint32, l*(m+1))
 		for j := range h.upper[id] {
-			h.upper[id][j] = le.Uint32(body[p:])
+			h.upper[id][j] = le.Uint32(upper[p:])
 			p += 4
 		}
 		for lv := 1; lv <= l; lv++ {
@@ -359,6 +355,27 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	h.top.Store(top)
 	h.rng = rand.New(rand.NewPCG(seed^uint64(n), seed^0x9E3779B97F4A7C15))
 	return h, nil
+}
+
+// readWords fills dst with little-endian 32-bit words from r, through buf
+// a chunk at a time, adding the bytes to the CRC-32C crc and backing each
+// chunk's elements with memory (populate, offheap.Array.Populate) just
+// before writing them.
+func readWords(r io.Reader, buf []byte, dst []uint32, crc *uint32, populate func(int)) error {
+	le := binary.LittleEndian
+	for done := 0; done < len(dst); {
+		k := min(len(buf)/4, len(dst)-done)
+		if _, err := io.ReadFull(r, buf[:4*k]); err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", 4*done, 4*len(dst), err)
+		}
+		*crc = crc32.Update(*crc, castagnoli, buf[:4*k])
+		populate(done + k)
+		for i := range k {
+			dst[done+i] = le.Uint32(buf[4*i:])
+		}
+		done += k
+	}
+	return nil
 }
 
 // readUpTo reads k bytes, or fewer when r ends first (with a nil error),
