@@ -676,8 +676,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		// Every row's vector is in the body, so a count that fits it is
 		// room worth taking up front: the column store is then filled
 		// without growing (and copying) as the rows arrive.
-		c.growVectors(nrows)
-		c.batch.Grow(nrows)
+		c.growColumns(nrows)
 	}
 	for j := range nrows {
 		if buf, err = readFrame(r, buf); err != nil {

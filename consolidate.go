@@ -591,8 +591,7 @@ func (l *ledger) consolidate(edits []edit, seeds []int, mems []Memory, seq uint6
 		}
 	}
 	if len(mems) > 0 {
-		l.growVectors(len(mems))
-		l.batch.Grow(len(mems))
+		l.growColumns(len(mems))
 	}
 	for _, e := range edits {
 		if !e.valid(l.rows.len()) {

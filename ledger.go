@@ -38,6 +38,10 @@ type ledger struct {
 	// (index.Options.SharedVectors), so each vector lives once in memory,
 	// and the column store grows without moving or copying them.
 	vecMem *offheap.Array[float32]
+	// cols holds the batch's other columns off the Go heap too: growing
+	// them copies nothing, and the collector neither scans them nor
+	// paces by them (its headroom would double them).
+	cols   columnMem
 	byID   map[string]int // every id written (aliases too) → its row
 	byText map[string][]int
 	byLead map[string][]int           // keyable rows by leadWords, for update candidates
@@ -145,6 +149,42 @@ func (l *ledger) growVectors(n int) {
 	l.vecMem.Populate(need)
 }
 
+// columnMem is the off-heap memory behind a batch's metadata columns.
+type columnMem struct {
+	id     *offheap.Array[uint64]
+	kind   *offheap.Array[temporal.Kind]
+	status *offheap.Array[temporal.Status]
+	group  *offheap.Array[uint32]
+	floats [13]*offheap.Array[float32] // Created … Degree, as growColumns lists them
+}
+
+// growColumns makes room in the column store for n more beliefs, vectors
+// and metadata, without moving what it holds (Batch.Grow would move the
+// columns to the Go heap).
+func (l *ledger) growColumns(n int) {
+	l.growVectors(n)
+	b, c := l.batch, &l.cols
+	need := b.Len() + n
+	b.ID = growColumn(c.id, b.ID, need)
+	b.Kind = growColumn(c.kind, b.Kind, need)
+	b.Status = growColumn(c.status, b.Status, need)
+	b.Group = growColumn(c.group, b.Group, need)
+	for i, col := range [...]*[]float32{&b.Created, &b.ValidFrom, &b.ValidTo, &b.RecordedAt, &b.RetiredAt,
+		&b.Lambda, &b.Floor, &b.BaseConf, &b.ConfFrom, &b.Access, &b.Positive, &b.Negative, &b.Degree} {
+		*col = growColumn(c.floats[i], *col, need)
+	}
+}
+
+// growColumn returns col with room for need elements from mem, which
+// backs it.
+func growColumn[T offheap.Elem](mem *offheap.Array[T], col []T, need int) []T {
+	if need > cap(col) {
+		col = mem.Grow(need)[:len(col)]
+	}
+	mem.Populate(need)
+	return col
+}
+
 // init makes an empty ledger for a collection with options o.
 func (l *ledger) init(o *CollectionOptions) error {
 	l.opts, l.epochDays = o, days(o.Epoch, 0)
@@ -154,6 +194,11 @@ func (l *ledger) init(o *CollectionOptions) error {
 	}
 	l.vecMem = offheap.New[float32](vectorReserve)
 	l.batch.Vectors = l.vecMem.Slice()[:0]
+	c := &l.cols
+	c.id, c.kind, c.status, c.group = offheap.New[uint64](0), offheap.New[temporal.Kind](0), offheap.New[temporal.Status](0), offheap.New[uint32](0)
+	for i := range c.floats {
+		c.floats[i] = offheap.New[float32](0)
+	}
 	l.byID, l.byText, l.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
 	l.byLead = map[string][]int{}
 	l.byDoc, l.pending, l.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}

@@ -73,8 +73,7 @@ func (c *Collection) moveIndexed(leave, toSurface, toArchive []int, vecs map[int
 func (l *ledger) put(ms []Memory, tx float64, seq uint64) (out []PutResult, touched map[int]bool) {
 	out = make([]PutResult, len(ms))
 	touched = map[int]bool{}
-	l.growVectors(len(ms))
-	l.batch.Grow(len(ms))
+	l.growColumns(len(ms))
 	for i := 0; i < len(ms); i++ {
 		if from := ms[i].SplitFrom; from != "" {
 			// The siblings of a stored memory split on update (a sibling
@@ -546,7 +545,7 @@ func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	b := l.batch
 	n := b.Len()
 	d := l.opts.Dim
-	l.growVectors(1)
+	l.growColumns(1)
 	b.Vectors = b.Vectors[:len(b.Vectors)+d]
 	if normalize {
 		unitvec.Normalize(vec, b.Vectors[n*d:(n+1)*d])

@@ -45,7 +45,7 @@ import (
 
 // Elem is the element types an Array holds.
 type Elem interface {
-	~float32 | ~int8 | ~uint32
+	~float32 | ~int8 | ~uint8 | ~uint32 | ~uint64
 }
 
 // HugePage is the huge page size reservations align to (2 MiB on x86-64
