@@ -678,15 +678,8 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		// without growing (and copying) as the rows arrive.
 		c.growColumns(nrows)
 	}
-	for j := range nrows {
-		if buf, err = readFrame(r, buf); err != nil {
-			return nil, false, err
-		}
-		fr := wire.NewReader(buf)
-		c.decodeRow(fr, v, j, nrows)
-		if fr.Err() != nil {
-			return nil, false, bad(fmt.Sprintf("row %d", j), fr.Err())
-		}
+	if err := c.decodeRows(r, v, nrows, bad); err != nil {
+		return nil, false, err
 	}
 	if buf, err = readFrame(r, buf); err != nil {
 		return nil, false, err
@@ -801,21 +794,30 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) {
 	f.Uvarint(uint64(r.revision))
 }
 
-// decodeRow reads what encodeRow wrote (format v) as row j of nrows and
-// appends it to the ledger with its beliefs' columns; before format 5,
-// also its drift observation (in log order, so the detectors replay the
-// same; format 5 reads their state from snapDrift, decodeDrift).
-func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
-	var rw row
+// parsedRow is a snapshot row decoded (parseRow) but not yet in the
+// ledger (addRow). Its buffers are reused from row to row.
+type parsedRow struct {
+	rw     row
+	vec    []float32
+	hashes [][sha256.Size]byte // of rw's aliases, in order
+	finite bool                // no NaN or infinity in vec
+}
+
+// parseRow reads what encodeRow wrote (format v) for a ledger of nrows
+// rows into p, reading nothing of the ledger but its options, so that rows
+// may be parsed concurrently (decodeRows); fr.Err says what is wrong.
+func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
+	p.rw = row{}
+	rw := &p.rw
 	m := decodeMemory(fr, recordFormat(v))
 	rw.mem = storeFields(&m)
-	vec := fr.Float32s(MaxDim, l.rowVec)
-	if cap(vec) > cap(l.rowVec) {
-		l.rowVec = vec
+	vec := fr.Float32s(MaxDim, p.vec)
+	if cap(vec) > cap(p.vec) {
+		p.vec = vec
 	}
 	copy(rw.hash[:], fr.Bytes0(sha256.Size))
-	for _, p := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
-		*p = fr.Float64()
+	for _, x := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
+		*x = fr.Float64()
 	}
 	rw.hasFrom, rw.superseded, rw.visible = fr.Bool(), fr.Bool(), fr.Bool()
 	rw.status = temporal.Status(fr.Byte())
@@ -827,20 +829,20 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 	}
 	var ls rowLists
 	ls.supersedes = readInts(fr, nrows)
+	p.hashes = p.hashes[:0]
 	for range fr.Count(1<<30, 1) {
-		a := fr.String(MaxIDBytes)
+		ls.aliases = append(ls.aliases, fr.String(MaxIDBytes))
 		var h [sha256.Size]byte
 		copy(h[:], fr.Bytes0(sha256.Size))
-		ls.aliases = append(ls.aliases, a)
-		l.aliasHash[a] = h
+		p.hashes = append(p.hashes, h)
 	}
 	rw.penalty = fr.Float64()
 	lists := []*[]int{&ls.review, &ls.contradicts, &ls.contradictedBy}
 	if v < 2 {
 		lists = lists[:2]
 	}
-	for _, p := range lists {
-		*p = readInts(fr, nrows)
+	for _, x := range lists {
+		*x = readInts(fr, nrows)
 	}
 	if v >= 7 {
 		rw.retracted, rw.purged = fr.Bool(), fr.Bool()
@@ -857,18 +859,32 @@ func (l *ledger) decodeRow(fr *wire.Reader, v byte, j, nrows int) {
 		return
 	}
 	rw.derive(l.opts.HalfLife)
-	if !finite(vec) {
+	p.finite = finite(vec)
+}
+
+// addRow appends a row parseRow read without error as row j of nrows,
+// with its beliefs' columns; before format 5, also its drift observation
+// (in log order, so the detectors replay the same; format 5 reads their
+// state from snapDrift, decodeDrift).
+func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) {
+	rw := &p.rw
+	if len(p.hashes) > 0 { // then rw has lists: its aliases
+		for i, a := range rw.aliases {
+			l.aliasHash[a] = p.hashes[i]
+		}
+	}
+	if !p.finite {
 		if l.nonFinite == nil {
 			l.nonFinite = newBitmap(nrows)
 		}
 		l.nonFinite.add(j)
 	}
-	l.rows.add(rw)
+	l.rows.add(*rw)
 	if rw.mem.meta != nil {
 		l.meta.set(j, rw.mem.meta)
 	}
 	for range rw.states {
-		l.appendBelief(j, vec, false)
+		l.appendBelief(j, p.vec, false)
 	}
 	if v < 5 {
 		l.observeDrift(j)

@@ -76,8 +76,7 @@ type ledger struct {
 	kgIndex  map[kernelGroup]uint32
 	kgroups  []kernelGroup
 	driftBuf []float64 // driftVector's buffer
-	rowVec   []float32 // decodeRow's buffer for a row's vector
-	// nonFinite marks the rows decodeRow read with a NaN or infinite
+	// nonFinite marks the rows parseRow read with a NaN or infinite
 	// vector element (nil when none), for decodeDrift, which clears it:
 	// the drift detectors refused those rows, and testing each vector as
 	// it is decoded, in cache, spares a second pass over the column store.
