@@ -1,11 +1,9 @@
 package index
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/tidemark/tidemark/internal/prefetch"
-	"github.com/tidemark/tidemark/simd"
 )
 
 // A beam is the state of a search on one level as a single array sorted by
@@ -175,50 +173,16 @@ func (s *searcher) walk(h *HNSW, q []float32, ep uint32, epd float32, ef, l int,
 		if !ok {
 			return
 		}
-		// Collect the unvisited neighbours and prefetch their vectors
-		// before computing any distance, so the cache misses overlap.
-		blk := h.list(c, l)
-		cnt := atomic.LoadUint32(&blk[0])
-		batch := s.batch[:0]
-		for i := uint32(1); i <= cnt; i++ {
-			nb := atomic.LoadUint32(&blk[i])
-			if s.visited[nb] == s.epoch {
-				continue
-			}
-			s.visited[nb] = s.epoch
-			batch = append(batch, nb)
-		}
-		s.batch = batch
-		if len(batch) > 0 {
-			if s.quant {
-				prefetch.Rows(unsafe.Pointer(&h.codes[0]), uintptr(h.cstride), batch, h.clines)
-			} else {
-				h.prefetchVecs(batch[:min(lookAhead, len(batch))])
-			}
-		}
+		batch := s.unvisited(h, c, l)
 		// The next node to expand is most likely the closest unexpanded
 		// one now: start loading its neighbour block while these
 		// distances run.
 		if nx, ok := b.peek(); ok && l == 0 {
 			prefetch.Lines(unsafe.Pointer(&h.links0[int(nx)*(h.m0+1)]), h.listLines)
 		}
-		if s.quant && len(batch) > 0 {
-			if cap(s.dots) < len(batch) {
-				s.dots = make([]int32, max(len(batch), 2*h.m0))
-			}
-			s.dots = s.dots[:len(batch)]
-			simd.DotInt8Rows(s.qc, h.codes, batch, s.dots)
-		}
+		ds := s.distances(h, q, batch)
 		for bi, nb := range batch {
-			var d float32
-			if s.quant {
-				d = 1 - s.qs*h.scale(nb)*float32(s.dots[bi])
-			} else {
-				if j := bi + lookAhead; j < len(batch) {
-					prefetch.Lines(h.vecPtr(batch[j]), h.lines)
-				}
-				d = h.dist(q, nb)
-			}
+			d := ds[bi]
 			if !b.full(d, ef) {
 				b.admit(d, nb, !skipDead || !h.isDead(nb), ef)
 			}

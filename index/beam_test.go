@@ -6,27 +6,28 @@ import (
 	"testing"
 )
 
-// layerResults runs layer, the two-heap search, from the same start as a
-// Search: the reference the beam must agree with.
-func layerResults(h *HNSW, s *searcher, q []float32, ef int, skipDead bool) []distID {
+// descend is a Search's greedy descent to level 0 for the unit query q.
+func descend(h *HNSW, q []float32) (uint32, float32) {
 	top := h.top.Load()
 	ep, topLevel := uint32(top), int(top>>32)-1
 	epd := h.dist(q, ep)
 	for l := topLevel; l > 0; l-- {
 		ep, epd = h.greedy(q, nil, ep, epd, l)
 	}
+	return ep, epd
+}
+
+// layerResults runs layer, the two-heap search, from where a Search
+// starts: the reference the beam must agree with.
+func layerResults(h *HNSW, s *searcher, q []float32, ef int, skipDead bool) []distID {
+	ep, epd := descend(h, q)
 	s.layer(h, q, ep, epd, ef, 0, skipDead, nil)
 	return s.res.sorted(nil)
 }
 
 // beamResults is layerResults with the beam.
 func beamResults(h *HNSW, s *searcher, q []float32, ef int, skipDead bool) []distID {
-	top := h.top.Load()
-	ep, topLevel := uint32(top), int(top>>32)-1
-	epd := h.dist(q, ep)
-	for l := topLevel; l > 0; l-- {
-		ep, epd = h.greedy(q, nil, ep, epd, l)
-	}
+	ep, epd := descend(h, q)
 	s.walk(h, q, ep, epd, ef, 0, skipDead)
 	return s.beam.sorted(nil)
 }

@@ -27,7 +27,8 @@ type searcher struct {
 	quant bool
 	qc    []int8
 	qs    float32
-	dots  []int32 // code dots of the batch being expanded
+	dots  []int32   // code dots of the batch being expanded
+	dists []float32 // its distances
 	// ctx, when set, is checked every 256 expansions; err records why a
 	// search stopped early.
 	ctx context.Context
@@ -93,55 +94,15 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 		if c.d > lower && len(s.res) >= ef {
 			break
 		}
-		// Collect the unvisited neighbours and prefetch their vectors
-		// before computing any distance, so the cache misses overlap.
-		blk := h.list(c.id, l)
-		cnt := atomic.LoadUint32(&blk[0])
-		batch := s.batch[:0]
-		for i := uint32(1); i <= cnt; i++ {
-			nb := atomic.LoadUint32(&blk[i])
-			if s.visited[nb] == s.epoch {
-				continue
-			}
-			s.visited[nb] = s.epoch
-			batch = append(batch, nb)
-		}
-		s.batch = batch
-		// Software pipelining: keep the next lookAhead vectors in
-		// flight while each distance is computed (hnswlib prefetches one
-		// ahead); prefetching all of them at once overfills the CPU's
-		// line-fill buffers and stalls.
-		if len(batch) > 0 {
-			if s.quant {
-				prefetch.Rows(unsafe.Pointer(&h.codes[0]), uintptr(h.cstride), batch, h.clines)
-			} else {
-				h.prefetchVecs(batch[:min(lookAhead, len(batch))])
-			}
-		}
+		batch := s.unvisited(h, c.id, l)
 		// The next candidate to expand is most likely the current best:
 		// start loading its neighbour block while these distances run.
 		if l == 0 && len(s.cand) > 0 {
 			prefetch.Lines(unsafe.Pointer(&h.links0[int(s.cand[0].id)*(h.m0+1)]), h.listLines)
 		}
-		if s.quant && len(batch) > 0 {
-			// One kernel call for the whole batch: the rows' loads
-			// overlap each other's arithmetic.
-			if cap(s.dots) < len(batch) {
-				s.dots = make([]int32, max(len(batch), 2*h.m0))
-			}
-			s.dots = s.dots[:len(batch)]
-			simd.DotInt8Rows(s.qc, h.codes, batch, s.dots)
-		}
+		ds := s.distances(h, q, batch)
 		for bi, nb := range batch {
-			var d float32
-			if s.quant {
-				d = 1 - s.qs*h.scale(nb)*float32(s.dots[bi])
-			} else {
-				if j := bi + lookAhead; j < len(batch) {
-					prefetch.Lines(h.vecPtr(batch[j]), h.lines)
-				}
-				d = h.dist(q, nb)
-			}
+			d := ds[bi]
 			if len(s.res) < ef || d < lower {
 				s.cand.push(distID{d, nb})
 				if !skipDead || h.accept(nb, filter) {
@@ -156,6 +117,65 @@ func (s *searcher) layer(h *HNSW, q []float32, ep uint32, epd float32, ef, l int
 			}
 		}
 	}
+}
+
+// unvisited collects node c's neighbours at level l not yet visited into
+// s.batch, marks them visited, and starts loading their codes (all of
+// them: DotInt8Rows takes them in one call) or their first lookAhead
+// vectors before any distance is computed, so that the cache misses
+// overlap.
+func (s *searcher) unvisited(h *HNSW, c uint32, l int) []uint32 {
+	blk := h.list(c, l)
+	cnt := atomic.LoadUint32(&blk[0])
+	batch := s.batch[:0]
+	for i := uint32(1); i <= cnt; i++ {
+		nb := atomic.LoadUint32(&blk[i])
+		if s.visited[nb] == s.epoch {
+			continue
+		}
+		s.visited[nb] = s.epoch
+		batch = append(batch, nb)
+	}
+	s.batch = batch
+	if len(batch) > 0 {
+		if s.quant {
+			prefetch.Rows(unsafe.Pointer(&h.codes[0]), uintptr(h.cstride), batch, h.clines)
+		} else {
+			h.prefetchVecs(batch[:min(lookAhead, len(batch))])
+		}
+	}
+	return batch
+}
+
+// distances returns the distances of the batch's nodes to q, in
+// s.dists: through their codes in one kernel call (the rows' loads
+// overlap each other's arithmetic), or through their float32 vectors,
+// keeping the next lookAhead vectors in flight meanwhile (software
+// pipelining: hnswlib prefetches one ahead; prefetching all at once
+// overfills the CPU's line-fill buffers and stalls).
+func (s *searcher) distances(h *HNSW, q []float32, batch []uint32) []float32 {
+	if cap(s.dists) < len(batch) {
+		s.dists = make([]float32, max(len(batch), 2*h.m0))
+	}
+	ds := s.dists[:len(batch)]
+	if s.quant {
+		if cap(s.dots) < len(batch) {
+			s.dots = make([]int32, max(len(batch), 2*h.m0))
+		}
+		dots := s.dots[:len(batch)]
+		simd.DotInt8Rows(s.qc, h.codes, batch, dots)
+		for i, nb := range batch {
+			ds[i] = 1 - s.qs*h.scale(nb)*float32(dots[i])
+		}
+		return ds
+	}
+	for i, nb := range batch {
+		if j := i + lookAhead; j < len(batch) {
+			prefetch.Lines(h.vecPtr(batch[j]), h.lines)
+		}
+		ds[i] = h.dist(q, nb)
+	}
+	return ds
 }
 
 // prefetchVecs starts loading the vectors of ids.
