@@ -32,10 +32,16 @@ func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]
 }
 
 // PauseFollower stops (or restarts) a PostgreSQL node's follower, so that
-// a test can make the node lag behind the others.
+// a test can make the node lag behind the others. Pausing returns once a
+// pull under way has finished its batch: the follower applies nothing
+// after it.
 func PauseFollower(db *DB, paused bool) {
 	db.repl.paused.Store(paused)
-	if !paused {
-		db.wake()
+	if paused {
+		db.repl.pullMu.Lock()
+		//lint:ignore SA2001 the empty section waits out the pull under way
+		db.repl.pullMu.Unlock()
+		return
 	}
+	db.wake()
 }

@@ -52,9 +52,12 @@ type replication struct {
 
 	// paused stops the follower (tests: a node that lags); stuck is set
 	// once the log was trimmed past this node. stoppedAt is the pending
-	// change the follower last stopped at (0 when none).
+	// change the follower last stopped at (0 when none). pullMu is held
+	// while the follower pulls, so that pausing can wait out a pull
+	// already under way (pull checks paused between batches).
 	paused, stuck atomic.Bool
 	stoppedAt     atomic.Uint64
+	pullMu        sync.Mutex
 
 	// mu guards the follower's status, below.
 	mu      sync.Mutex
@@ -343,9 +346,11 @@ func (db *DB) follow() {
 	defer timer.Stop()
 	for {
 		var err error
+		db.repl.pullMu.Lock()
 		if !db.repl.paused.Load() {
 			err = db.pull(ctx)
 		}
+		db.repl.pullMu.Unlock()
 		wait := pollInterval
 		if err != nil && ctx.Err() == nil {
 			wait, backoff = backoff, min(2*backoff, maxBackoff)
@@ -384,7 +389,7 @@ func (db *DB) pull(ctx context.Context) error {
 					db.repl.contact = time.Now()
 				}
 				db.repl.mu.Unlock()
-				if err != nil || !more {
+				if err != nil || !more || db.repl.paused.Load() {
 					return err
 				}
 				continue
