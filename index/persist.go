@@ -213,10 +213,12 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	m0 := 2 * m
 	// Read exactly the node arrays, then exactly the upper layers the
 	// levels imply and the checksum, so that an index can be followed by
-	// other data in the stream. Memory is committed only as bytes arrive
-	// (readUpTo allocates at most twice what arrived; the vectors and
-	// layer-0 blocks go straight into the off-heap arrays, a chunk at a
-	// time): a lying header cannot make Load allocate what is not there.
+	// other data in the stream. Memory is committed in proportion to the
+	// bytes that arrived (readUpTo allocates at most twice what arrived;
+	// the node arrays of New are a few times the 9n bytes read before it;
+	// the vectors and layer-0 blocks go straight into the off-heap
+	// arrays, a chunk at a time): a lying header cannot make Load
+	// allocate what is not there.
 	readN := func(k uint64, what string) ([]byte, error) {
 		b, err := readUpTo(r, k)
 		if err != nil {
