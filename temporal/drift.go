@@ -153,13 +153,19 @@ type DriftReading struct {
 type DriftDetector struct {
 	opt DriftOptions
 	dim int
-	// ring holds the last min(observations, RecentWindow+ArchiveWindow)
+	// The ring holds the last min(observations, RecentWindow+ArchiveWindow)
 	// embeddings, flat: position i (0 the oldest) is slot (head+i) mod
 	// capacity. It grows by appending until full (head 0), then each
-	// observation overwrites the oldest.
-	ring []float64
-	held int
-	head int
+	// observation overwrites the oldest. It is narrow (float32) while
+	// every value observed is exactly a float32, as the unit vectors of a
+	// float32 column store are: half the memory, and the same values, so
+	// the same readings. The first value that is not widens it to
+	// float64 for good.
+	narrow []float32
+	wide   []float64
+	isWide bool
+	held   int
+	head   int
 	// recent and archive are the sums of the recent window (the last
 	// RecentWindow embeddings) and of the archival window (the ones before
 	// them); nil until warm. sinceExact counts the observations since they
@@ -200,13 +206,99 @@ func (d *DriftDetector) capacity() int { return d.opt.RecentWindow + d.opt.Archi
 // 2·RecentWindow embeddings); once warm, a detector stays warm.
 func (d *DriftDetector) warm() bool { return d.held >= 2*d.opt.RecentWindow }
 
-// at is the embedding at position i of the ring, 0 the oldest.
-func (d *DriftDetector) at(i int) []float64 {
+// slot is the ring slot of position i, 0 the oldest.
+func (d *DriftDetector) slot(i int) int {
 	s := d.head + i
 	if c := d.capacity(); s >= c {
 		s -= c
 	}
-	return d.ring[s*d.dim : (s+1)*d.dim]
+	return s
+}
+
+// at returns a copy of the embedding at position i of the ring, 0 the
+// oldest, appended to dst.
+func (d *DriftDetector) at(dst []float64, i int) []float64 {
+	s := d.slot(i) * d.dim
+	if d.isWide {
+		return append(dst, d.wide[s:s+d.dim]...)
+	}
+	for _, x := range d.narrow[s : s+d.dim] {
+		dst = append(dst, float64(x))
+	}
+	return dst
+}
+
+// exact32 reports whether every value of v is exactly a float32.
+func exact32(v []float64) bool {
+	for _, x := range v {
+		if float64(float32(x)) != x {
+			return false
+		}
+	}
+	return true
+}
+
+// widen moves the ring to float64 (once, for good).
+func (d *DriftDetector) widen() {
+	w := make([]float64, len(d.narrow), cap(d.narrow))
+	for i, x := range d.narrow {
+		w[i] = float64(x)
+	}
+	d.wide, d.narrow, d.isWide = w, nil, true
+}
+
+// put writes v into ring slot s (s == held of a ring not full appends).
+func (d *DriftDetector) put(s int, v []float64) {
+	if !d.isWide && !exact32(v) {
+		d.widen()
+	}
+	if d.isWide {
+		if s*d.dim == len(d.wide) {
+			d.wide = append(d.wide, v...)
+		} else {
+			copy(d.wide[s*d.dim:], v)
+		}
+		return
+	}
+	if s*d.dim == len(d.narrow) {
+		for _, x := range v {
+			d.narrow = append(d.narrow, float32(x))
+		}
+		return
+	}
+	for i, x := range v {
+		d.narrow[s*d.dim+i] = float32(x)
+	}
+}
+
+// slide moves the embedding in slot moved from the recent sum to the
+// archival sum as v enters the recent one, and drops the one in slot old
+// (−1: none) from the archival sum.
+func slide[T float32 | float64](ring []T, dim int, v, recent, archive []float64, moved, old int) {
+	m := ring[moved*dim : (moved+1)*dim]
+	if old < 0 {
+		for i, x := range m {
+			recent[i] += v[i] - float64(x)
+			archive[i] += float64(x)
+		}
+		return
+	}
+	o := ring[old*dim : (old+1)*dim]
+	for i, x := range m {
+		recent[i] += v[i] - float64(x)
+		archive[i] += float64(x) - float64(o[i])
+	}
+}
+
+// addSlot adds (sign 1) or subtracts (−1) the embedding in slot s to sum.
+func addSlot[T float32 | float64](ring []T, dim, s int, sum []float64, sign float64) {
+	for i, x := range ring[s*dim : (s+1)*dim] {
+		if sign > 0 {
+			sum[i] += float64(x)
+		} else {
+			sum[i] -= float64(x)
+		}
+	}
 }
 
 // Observe adds one embedding and returns the new reading. It returns an
@@ -227,28 +319,24 @@ func (d *DriftDetector) Observe(v []float64) (DriftReading, error) {
 	if d.recent != nil {
 		// The embedding at the recent window's start moves to the archive;
 		// a full ring drops its oldest from the archive.
-		moved := d.at(d.held - cw)
+		moved, old := d.slot(d.held-cw), -1
 		if d.held == capn {
-			old := d.at(0)
-			for i, x := range moved {
-				d.recent[i] += v[i] - x
-				d.archive[i] += x - old[i]
-			}
+			old = d.slot(0)
+		}
+		if d.isWide {
+			slide(d.wide, d.dim, v, d.recent, d.archive, moved, old)
 		} else {
-			for i, x := range moved {
-				d.recent[i] += v[i] - x
-				d.archive[i] += x
-			}
+			slide(d.narrow, d.dim, v, d.recent, d.archive, moved, old)
 		}
 	}
 	if d.held == capn {
-		copy(d.at(0), v)
+		d.put(d.slot(0), v)
 		if d.head++; d.head == capn {
 			d.head = 0
 		}
 	} else {
 		d.grow()
-		d.ring = append(d.ring, v...)
+		d.put(d.held, v)
 		d.held++
 	}
 
@@ -297,7 +385,7 @@ func (d *DriftDetector) Embedding(p int) []float64 {
 	if p < 0 || p >= d.held {
 		return nil
 	}
-	return append([]float64(nil), d.at(p)...)
+	return d.at(make([]float64, 0, d.dim), p)
 }
 
 // ForgetAt overwrites the embedding at position p of the windows (0 the
@@ -311,30 +399,44 @@ func (d *DriftDetector) ForgetAt(p int) {
 	if p < 0 || p >= d.held {
 		return
 	}
-	e := d.at(p)
+	s := d.slot(p)
 	if d.recent != nil {
 		sum := d.archive
 		if p >= d.held-d.opt.RecentWindow {
 			sum = d.recent
 		}
-		for i, x := range e {
-			sum[i] -= x
+		if d.isWide {
+			addSlot(d.wide, d.dim, s, sum, -1)
+		} else {
+			addSlot(d.narrow, d.dim, s, sum, -1)
 		}
 	}
-	clear(e)
+	if d.isWide {
+		clear(d.wide[s*d.dim : (s+1)*d.dim])
+	} else {
+		clear(d.narrow[s*d.dim : (s+1)*d.dim])
+	}
 }
 
 // grow makes room for one more embedding in a ring that is not full,
 // never beyond the ring's capacity.
 func (d *DriftDetector) grow() {
-	if len(d.ring)+d.dim <= cap(d.ring) {
-		return
+	if d.isWide {
+		d.wide = growRing(d.wide, d.dim, d.capacity())
+	} else {
+		d.narrow = growRing(d.narrow, d.dim, d.capacity())
 	}
-	n := max(2*cap(d.ring), len(d.ring)+d.dim)
-	n = min(n, d.capacity()*d.dim)
-	ring := make([]float64, len(d.ring), n)
-	copy(ring, d.ring)
-	d.ring = ring
+}
+
+func growRing[T float32 | float64](ring []T, dim, capacity int) []T {
+	if len(ring)+dim <= cap(ring) {
+		return ring
+	}
+	n := max(2*cap(ring), len(ring)+dim)
+	n = min(n, capacity*dim)
+	out := make([]T, len(ring), n)
+	copy(out, ring)
+	return out
 }
 
 // resum recomputes the two sums from the ring, oldest first, as a
@@ -348,8 +450,10 @@ func (d *DriftDetector) resum() {
 		if p >= split {
 			dst = d.recent
 		}
-		for i, x := range d.at(p) {
-			dst[i] += x
+		if d.isWide {
+			addSlot(d.wide, d.dim, d.slot(p), dst, 1)
+		} else {
+			addSlot(d.narrow, d.dim, d.slot(p), dst, 1)
 		}
 	}
 	d.sinceExact = 0

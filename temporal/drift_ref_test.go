@@ -280,7 +280,7 @@ func TestDriftStateRestoresExactly(t *testing.T) {
 				s := d.State()
 				ring := make([][]float64, s.Held)
 				for i := range ring {
-					ring[i] = append([]float64(nil), d.at(i)...)
+					ring[i] = d.at(nil, i)
 				}
 				w, err := RestoreDriftDetector(s, ring)
 				if err != nil {
@@ -414,4 +414,56 @@ func FuzzDriftDetectorUnmarshal(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A ring of float32-exact embeddings is kept narrow (float32) and reads
+// bit for bit as a float64 ring would; the first embedding that is not a
+// float32 widens it mid-stream without changing a reading; ForgetAt and
+// the binary state work on either.
+func TestDriftNarrowRing(t *testing.T) {
+	const dim = 16
+	opts := &DriftOptions{RecentWindow: 3, ArchiveWindow: 20, BurnIn: 10}
+	for si, seq := range driftSeqs {
+		r := rand.New(rand.NewPCG(11, uint64(si)))
+		vs := seq.gen(r, dim, 600)
+		for _, v := range vs[:400] { // float32 values; the rest stay float64
+			for j := range v {
+				v[j] = float64(float32(v[j]))
+			}
+		}
+		narrow, _ := NewDriftDetector(dim, opts)
+		wide, _ := NewDriftDetector(dim, opts)
+		wide.isWide = true
+		for i, v := range vs {
+			if i == 150 || i == 450 {
+				narrow.ForgetAt(7)
+				wide.ForgetAt(7)
+			}
+			got, err := narrow.Observe(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := wide.Observe(v)
+			if got != want {
+				t.Fatalf("%s, observation %d: narrow %+v, wide %+v", seq.name, i, got, want)
+			}
+			if narrow.isWide != (i >= 400) {
+				t.Fatalf("%s, observation %d: ring wide = %v", seq.name, i, narrow.isWide)
+			}
+			if i == 399 {
+				if len(narrow.narrow) == 0 || narrow.wide != nil {
+					t.Fatalf("%s: the float32 stream is not held narrow", seq.name)
+				}
+				a, _ := narrow.MarshalBinary()
+				b, _ := wide.MarshalBinary()
+				if !bytes.Equal(a, b) {
+					t.Fatalf("%s: narrow and wide rings encode differently", seq.name)
+				}
+				var u DriftDetector
+				if err := u.UnmarshalBinary(a); err != nil || u.isWide {
+					t.Fatalf("%s: restored a narrow ring wide (%v) or failed: %v", seq.name, u.isWide, err)
+				}
+			}
+		}
+	}
 }

@@ -55,12 +55,21 @@ func RestoreDriftDetector(s DriftDetectorState, ring [][]float64) (*DriftDetecto
 	}
 	d := &DriftDetector{opt: s.Options, dim: s.Dim, held: s.Held, sinceExact: s.SinceExact,
 		volatility: s.Volatility, v0: s.V0, calibrated: s.Calibrated}
-	d.ring = make([]float64, 0, s.Held*s.Dim)
 	for i, v := range ring {
 		if len(v) != s.Dim || !allFinite(v) {
 			return nil, fmt.Errorf("%w: drift state embedding %d: %d values, not all finite or not %d", ErrInvalid, i, len(v), s.Dim)
 		}
-		d.ring = append(d.ring, v...)
+		if !exact32(v) {
+			d.isWide = true
+		}
+	}
+	if d.isWide {
+		d.wide = make([]float64, 0, s.Held*s.Dim)
+	} else {
+		d.narrow = make([]float32, 0, s.Held*s.Dim)
+	}
+	for i, v := range ring {
+		d.put(i, v)
 	}
 	if s.RecentSum != nil {
 		d.recent, d.archive = slices.Clone(s.RecentSum), slices.Clone(s.ArchiveSum)
@@ -144,8 +153,9 @@ func (d *DriftDetector) MarshalBinary() ([]byte, error) {
 		b = appendFloat(b, x)
 	}
 	b = binary.AppendUvarint(b, uint64(d.held))
+	buf := make([]float64, 0, d.dim)
 	for p := range d.held {
-		b = appendFloats(b, d.at(p))
+		b = appendFloats(b, d.at(buf[:0], p))
 	}
 	b = appendBool(b, d.recent != nil)
 	if d.recent != nil {

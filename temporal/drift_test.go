@@ -174,7 +174,7 @@ func TestDriftRejectsBadInput(t *testing.T) {
 	if _, err := d.Observe([]float64{1, math.Inf(1), 0}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Inf value: %v", err)
 	}
-	if len(d.ring) != 0 {
+	if len(d.narrow)+len(d.wide) != 0 {
 		t.Error("rejected observations were kept")
 	}
 }
