@@ -93,9 +93,10 @@ type row struct {
 	states                []state
 	beliefs               []int // batch rows, one per state
 
-	normText string
-	key      temporal.FactKey
-	doc      docChunk
+	// The text, document and key columns, promoted from one pointer that
+	// every row without any shares (a memory of a vector alone has
+	// none): read them as fields, write them through setText.
+	*rowText
 
 	supersededBy int // -1 when current
 	hasFrom      bool
@@ -116,6 +117,28 @@ type row struct {
 	// shares (most never have one): read them as fields, write them
 	// through lists.
 	*rowLists
+}
+
+// rowText is what a row derives from its memory's text, document and
+// fact key (derive), for the maps that find rows by them.
+type rowText struct {
+	normText string
+	key      temporal.FactKey
+	doc      docChunk
+}
+
+// noText is the rowText of every row without text, document or key;
+// nothing writes it.
+var noText rowText
+
+// setText sets r's derived text columns, sharing noText when all are
+// zero.
+func (r *row) setText(t rowText) {
+	if t == noText {
+		r.rowText = &noText
+		return
+	}
+	r.rowText = &t
 }
 
 // rowLists are a row's links to other rows.

@@ -246,7 +246,9 @@ func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 	keyed := o.mem.own()
 	keyed.Subject, keyed.Relation, keyed.Object = m.Subject, m.Relation, m.keyFromObject
 	keyed.KeyRule, keyed.KeyFrom = "adopted", m.ID
-	o.key = key
+	t := *o.rowText
+	t.key = key
+	o.setText(t)
 	chain := l.byKey[key]
 	a := o.assertion(j)
 	pos := len(chain)

@@ -123,6 +123,9 @@ func (t *rowTable) add(r row) {
 	if r.rowLists == nil {
 		r.rowLists = &noLists
 	}
+	if r.rowText == nil {
+		r.rowText = &noText
+	}
 	if t.n%rowChunk == 0 {
 		t.chunks = append(t.chunks, new([rowChunk]row))
 	}
@@ -230,17 +233,16 @@ const (
 // document chunk and the fact key. Put, the snapshot and Rescore share it
 // (decayOf).
 func (r *row) derive(defaultHalfLife float64) {
-	r.normText = temporal.NormalizeObject(r.mem.Text)
+	t := rowText{normText: temporal.NormalizeObject(r.mem.Text)}
 	r.halfLife, r.floor = decayOf(r.mem.Profile, r.mem.Kind, defaultHalfLife)
 	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
-	r.doc = docChunk{}
 	if r.mem.DocID != "" {
-		r.doc = docChunk{r.mem.DocID, r.mem.Chunk}
+		t.doc = docChunk{r.mem.DocID, r.mem.Chunk}
 	}
-	r.key = temporal.FactKey{}
 	if r.mem.Subject != "" {
-		r.key = temporal.NewFactKey(r.mem.Subject, r.mem.Relation)
+		t.key = temporal.NewFactKey(r.mem.Subject, r.mem.Relation)
 	}
+	r.setText(t)
 }
 
 // decayOf is a memory's half-life and confidence floor: its profile's,

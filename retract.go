@@ -443,7 +443,7 @@ func (l *ledger) erase(k int) {
 		rest = &noRest
 	}
 	r.mem = stored{ID: r.mem.ID, Kind: r.mem.Kind, Source: r.mem.Source, storedRest: rest}
-	r.normText, r.key, r.doc, r.hash = "", temporal.FactKey{}, docChunk{}, [32]byte{}
+	r.rowText, r.hash = &noText, [32]byte{}
 	if r.rowLists != &noLists {
 		r.lists().aliases = nil
 	}

@@ -44,7 +44,7 @@ func (g *Graph) MarshalBinary() ([]byte, error) {
 	}
 	keys := g.sortedKeys()
 	edges := 0
-	for _, n := range g.nodes {
+	for _, n := range g.nodes.all() {
 		for _, l := range n.l().out {
 			edges += len(l)
 		}
@@ -57,19 +57,19 @@ func (g *Graph) MarshalBinary() ([]byte, error) {
 	}
 	w.Uint64(uint64(len(keys)))
 	for _, k := range keys {
-		n := g.nodes[k]
+		n := g.nodes.get(k)
 		w.Uint64(k)
 		w.Float64(n.t)
 		w.Bool(n.visible)
 	}
 	for typ := range numTypes {
 		m := 0
-		for _, n := range g.nodes {
+		for _, n := range g.nodes.all() {
 			m += len(n.l().out[typ])
 		}
 		w.Uint64(uint64(m))
 		for _, k := range keys {
-			for _, e := range g.nodes[k].l().out[typ] {
+			for _, e := range g.nodes.get(k).l().out[typ] {
 				w.Uint64(k)
 				w.Uint64(e.to)
 				w.Float64(e.sim)
@@ -123,7 +123,7 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 	if d.Err() != nil || count > uint64(d.Len()/linkNodeBytes) {
 		return linkCorrupt("node count %d exceeds the %d bytes left", count, d.Len())
 	}
-	nodes := make(map[uint64]*linkNode, int(count))
+	var nodes nodeTable
 	var prev uint64
 	for i := range int(count) {
 		k := d.Uint64()
@@ -136,8 +136,10 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 			return linkCorrupt("node %d has time %v", k, t)
 		case flags > 1:
 			return linkCorrupt("node %d has flags %#x", k, flags)
+		case k >= MaxKey:
+			return linkCorrupt("node key %d is not below 2³²", k)
 		}
-		nodes[k] = &linkNode{t: t, visible: flags == 1}
+		nodes.add(k, linkNode{t: t, visible: flags == 1})
 		prev = k
 	}
 
@@ -153,7 +155,7 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 		for i := range int(count) {
 			from, to, sb := d.Uint64(), d.Uint64(), d.Uint64()
 			sim := math.Float64frombits(sb)
-			fn, tn := nodes[from], nodes[to]
+			fn, tn := nodes.get(from), nodes.get(to)
 			switch {
 			case fn == nil:
 				return linkCorrupt("%s link from unknown node %d", typ, from)
@@ -196,12 +198,12 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 	type pair struct{ a, b uint64 }
 	check := func(typ, m Type) error {
 		set := make(map[pair]struct{}, total[m])
-		for k, n := range nodes {
+		for k, n := range nodes.all() {
 			for _, e := range n.l().out[m] {
 				set[pair{k, e.to}] = struct{}{}
 			}
 		}
-		for k, n := range nodes {
+		for k, n := range nodes.all() {
 			for _, e := range n.l().out[typ] {
 				if _, ok := set[pair{e.to, k}]; !ok {
 					return linkCorrupt("%s link %d → %d has no %s mirror", typ, k, e.to, m)

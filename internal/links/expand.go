@@ -49,7 +49,7 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 	defer g.mu.RUnlock()
 	edges := false // does any anchor have a link of the types asked for?
 	for _, a := range anchors {
-		n := g.nodes[a]
+		n := g.nodes.get(a)
 		if n == nil {
 			return nil, fmt.Errorf("%w: anchor %d", ErrUnknown, a)
 		}
@@ -74,7 +74,7 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 	for hop := 1; hop <= hopLimit && len(frontier) > 0; hop++ {
 		var next []uint64
 		for _, u := range frontier {
-			n := g.nodes[u]
+			n := g.nodes.get(u)
 			for typ := range numTypes {
 				if mask&(1<<typ) == 0 {
 					continue
@@ -126,7 +126,7 @@ func (g *Graph) Unreached(roots []uint64) []uint64 {
 
 func (g *Graph) unreached(reach map[uint64]struct{}) []uint64 {
 	var out []uint64
-	for k := range g.nodes {
+	for k := range g.nodes.all() {
 		if _, ok := reach[k]; !ok {
 			out = append(out, k)
 		}
@@ -153,9 +153,9 @@ func (g *Graph) CheckNoOrphans() error {
 // versionHops returns h(v), the hop distance along version links from the
 // visible surface (0 for visible nodes), for every reachable node.
 func (g *Graph) versionHops() map[uint64]int {
-	hops := make(map[uint64]int, len(g.nodes))
+	hops := make(map[uint64]int, g.nodes.len())
 	var frontier []uint64
-	for k, n := range g.nodes {
+	for k, n := range g.nodes.all() {
 		if n.visible {
 			hops[k] = 0
 			frontier = append(frontier, k)
@@ -164,7 +164,7 @@ func (g *Graph) versionHops() map[uint64]int {
 	for h := 1; len(frontier) > 0; h++ {
 		var next []uint64
 		for _, k := range frontier {
-			for _, e := range g.nodes[k].l().out[Version] {
+			for _, e := range g.nodes.get(k).l().out[Version] {
 				if _, ok := hops[e.to]; !ok {
 					hops[e.to] = h
 					next = append(next, e.to)
@@ -183,7 +183,7 @@ func (g *Graph) versionHops() map[uint64]int {
 func (g *Graph) surfaceDistance(key uint64) (int, error) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	if g.nodes[key] == nil {
+	if g.nodes.get(key) == nil {
 		return 0, fmt.Errorf("%w: %d", ErrUnknown, key)
 	}
 	if h, ok := g.versionHops()[key]; ok {
@@ -200,7 +200,7 @@ func (g *Graph) Coverage(h int) float64 {
 	defer g.mu.RUnlock()
 	hops := g.versionHops()
 	archived, covered := 0, 0
-	for k, n := range g.nodes {
+	for k, n := range g.nodes.all() {
 		if n.visible {
 			continue
 		}

@@ -276,6 +276,7 @@ type linkEdge struct {
 type linkNode struct {
 	t       float64
 	visible bool
+	present bool // the slot of the nodeTable holds a node
 	// lists is nil until the node has a link (most memories never do: a
 	// node without costs 8 bytes here, not the 168 of the lists).
 	lists *linkLists
@@ -331,7 +332,7 @@ type Graph struct {
 	ready bool // opts, caps and nodes are initialised
 	opts  Options
 	caps  [numTypes]int // 0 means unbounded
-	nodes map[uint64]*linkNode
+	nodes nodeTable
 	// linked[typ] is set when a link of type typ is first added (and
 	// never cleared): Linked's cheap answer.
 	linked [numTypes]bool
@@ -357,7 +358,6 @@ func New(opts *Options) (*Graph, error) {
 	}
 	g := &Graph{}
 	g.setOptions(opts.WithDefaults())
-	g.nodes = make(map[uint64]*linkNode)
 	return g, nil
 }
 
@@ -371,9 +371,6 @@ func (g *Graph) setOptions(o Options) {
 func (g *Graph) init() {
 	if !g.ready {
 		g.setOptions(linkDefaultOptions)
-	}
-	if g.nodes == nil {
-		g.nodes = make(map[uint64]*linkNode)
 	}
 }
 
@@ -392,7 +389,7 @@ func (g *Graph) Options() Options {
 func (g *Graph) nodeCount() int {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	return len(g.nodes)
+	return g.nodes.len()
 }
 
 // Keys returns every node's key in ascending order, in a fresh slice.
@@ -403,11 +400,10 @@ func (g *Graph) keys() []uint64 {
 }
 
 func (g *Graph) sortedKeys() []uint64 {
-	keys := make([]uint64, 0, len(g.nodes))
-	for k := range g.nodes {
+	keys := make([]uint64, 0, g.nodes.len())
+	for k := range g.nodes.all() {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
 	return keys
 }
 
@@ -416,7 +412,7 @@ func (g *Graph) sortedKeys() []uint64 {
 func (g *Graph) Node(key uint64) (t float64, visible, ok bool) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	n := g.nodes[key]
+	n := g.nodes.get(key)
 	if n == nil {
 		return 0, false, false
 	}
@@ -435,17 +431,20 @@ func (g *Graph) AddNode(key uint64, t float64, visible bool) error {
 	if math.IsNaN(t) || math.IsInf(t, 0) {
 		return fmt.Errorf("%w: node %d has time %v", ErrInvalid, key, t)
 	}
+	if key >= MaxKey {
+		return fmt.Errorf("%w: node key %d is not below 2³²", ErrInvalid, key)
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.init()
-	if n := g.nodes[key]; n != nil {
+	if n := g.nodes.get(key); n != nil {
 		if n.t != t {
 			return fmt.Errorf("%w: node %d has time %v, not %v", ErrExists, key, n.t, t)
 		}
 		n.visible = visible
 		return nil
 	}
-	g.nodes[key] = &linkNode{t: t, visible: visible}
+	g.nodes.add(key, linkNode{t: t, visible: visible})
 	return nil
 }
 
@@ -456,7 +455,7 @@ func (g *Graph) AddNode(key uint64, t float64, visible bool) error {
 func (g *Graph) SetVisible(key uint64, visible bool) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n := g.nodes[key]
+	n := g.nodes.get(key)
 	if n == nil {
 		return fmt.Errorf("%w: %d", ErrUnknown, key)
 	}
@@ -575,7 +574,7 @@ func (g *Graph) unlink(typ Type, fn *linkNode, from, to uint64) bool {
 	}
 	fn.w().out[typ] = slices.Delete(fn.w().out[typ], i, i+1)
 	if typ == Version {
-		if tn := g.nodes[to]; tn != nil {
+		if tn := g.nodes.get(to); tn != nil {
 			if j := slices.Index(tn.l().vparents, from); j >= 0 {
 				tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
 			}
@@ -600,7 +599,7 @@ func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 	m, mirrored := typ.mirror()
 	for _, e := range dropped {
 		if mirrored {
-			if tn := g.nodes[e.to]; tn != nil {
+			if tn := g.nodes.get(e.to); tn != nil {
 				g.unlink(m, tn, e.to, key)
 			}
 		}
@@ -625,13 +624,13 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 	count := 0
 	if n.visible {
 		for i, e := range list {
-			c := g.nodes[e.to]
+			c := g.nodes.get(e.to)
 			if c.visible {
 				continue
 			}
 			only := true
 			for _, p := range c.l().vparents {
-				if p != r && g.nodes[p].visible {
+				if p != r && g.nodes.get(p).visible {
 					only = false
 					break
 				}
@@ -645,7 +644,7 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 		reach := g.versionReach(r, true)
 		if _, ok := reach[r]; ok {
 			for i, e := range list {
-				if _, ok := reach[e.to]; !ok && !g.nodes[e.to].visible {
+				if _, ok := reach[e.to]; !ok && !g.nodes.get(e.to).visible {
 					mandatory[i] = true
 					count++
 				}
@@ -668,7 +667,7 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 	}
 	n.w().out[Version] = kept
 	for _, to := range dropped {
-		tn := g.nodes[to]
+		tn := g.nodes.get(to)
 		if j := slices.Index(tn.l().vparents, r); j >= 0 {
 			tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
 		}
@@ -680,7 +679,7 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 // skipping is set. Callers hold mu.
 func (g *Graph) versionReach(skip uint64, skipping bool) map[uint64]struct{} {
 	var roots []uint64
-	for k, n := range g.nodes {
+	for k, n := range g.nodes.all() {
 		if n.visible {
 			roots = append(roots, k)
 		}
@@ -692,10 +691,10 @@ func (g *Graph) versionReach(skip uint64, skipping bool) map[uint64]struct{} {
 // (the roots included), not walking on from skip when skipping; the
 // caller holds g.mu.
 func (g *Graph) reachFrom(roots []uint64, skip uint64, skipping bool) map[uint64]struct{} {
-	reach := make(map[uint64]struct{}, len(g.nodes))
+	reach := make(map[uint64]struct{}, g.nodes.len())
 	queue := make([]uint64, 0, len(roots))
 	for _, k := range roots {
-		if _, ok := g.nodes[k]; ok {
+		if g.nodes.get(k) != nil {
 			reach[k] = struct{}{}
 			queue = append(queue, k)
 		}
@@ -706,7 +705,7 @@ func (g *Graph) reachFrom(roots []uint64, skip uint64, skipping bool) map[uint64
 		if skipping && k == skip {
 			continue
 		}
-		for _, e := range g.nodes[k].l().out[Version] {
+		for _, e := range g.nodes.get(k).l().out[Version] {
 			if _, ok := reach[e.to]; !ok {
 				reach[e.to] = struct{}{}
 				queue = append(queue, e.to)
@@ -718,7 +717,7 @@ func (g *Graph) reachFrom(roots []uint64, skip uint64, skipping bool) map[uint64
 
 // endpoints returns the nodes of a link's two keys; the caller holds g.mu.
 func (g *Graph) endpoints(from, to uint64) (fn, tn *linkNode, err error) {
-	fn, tn = g.nodes[from], g.nodes[to]
+	fn, tn = g.nodes.get(from), g.nodes.get(to)
 	if fn == nil {
 		return nil, nil, fmt.Errorf("%w: %d", ErrUnknown, from)
 	}
@@ -760,7 +759,7 @@ func (g *Graph) Neighbors(key uint64, typ Type) []uint64 {
 	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	n := g.nodes[key]
+	n := g.nodes.get(key)
 	if n == nil || len(n.l().out[typ]) == 0 {
 		return nil
 	}

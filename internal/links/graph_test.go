@@ -1119,3 +1119,47 @@ func TestLinked(t *testing.T) {
 		t.Fatalf("decoded: Version %v, Temporal %v", back.Linked(Version), back.Linked(Temporal))
 	}
 }
+
+// Nodes live in a table indexed by key: keys far apart (chunks never
+// allocated between them) are found, listed in order and encoded; a key
+// of 2³² or more is refused, and nothing is added.
+func TestNodeTableSparseKeys(t *testing.T) {
+	g, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []uint64{0, 4095, 4096, 1 << 20, MaxKey - 1}
+	for i, k := range keys {
+		if err := g.AddNode(k, float64(i), i%2 == 0); err != nil {
+			t.Fatalf("AddNode(%d): %v", k, err)
+		}
+	}
+	if err := g.AddNode(MaxKey, 1, true); !errors.Is(err, ErrInvalid) {
+		t.Errorf("AddNode(2³²): %v, want ErrInvalid", err)
+	}
+	if got := g.keys(); !slices.Equal(got, keys) {
+		t.Fatalf("keys %v, want %v", got, keys)
+	}
+	for _, k := range []uint64{1, 4097, 1<<20 + 1, MaxKey, 1 << 40} {
+		if _, _, ok := g.Node(k); ok {
+			t.Errorf("Node(%d) found a node never added", k)
+		}
+	}
+	if err := g.AddEdge(Version, MaxKey-1, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	b, err := g.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var u Graph
+	if err := u.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if got := u.keys(); !slices.Equal(got, keys) || u.nodeCount() != len(keys) {
+		t.Fatalf("decoded keys %v (%d nodes), want %v", got, u.nodeCount(), keys)
+	}
+	if n := u.Neighbors(MaxKey-1, Version); !slices.Equal(n, []uint64{0}) {
+		t.Errorf("decoded version link %v", n)
+	}
+}
