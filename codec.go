@@ -14,6 +14,7 @@ import (
 
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/wire"
+	"github.com/tidemark/tidemark/simd"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -859,7 +860,7 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 		return
 	}
 	rw.derive(l.opts.HalfLife)
-	p.finite = finite(vec)
+	p.finite = simd.Finite(vec)
 }
 
 // addRow appends a row parseRow read without error as row j of nrows,
@@ -1209,33 +1210,6 @@ func finiteReading(r temporal.DriftReading) bool {
 	}
 	return true
 }
-
-// finite reports whether every value of v is finite (what a drift
-// detector accepts).
-func finite(v []float32) bool {
-	// A NaN or an infinity has every exponent bit set, and only then does
-	// adding one to the exponent carry into the sign bit: one test for the
-	// whole vector instead of two per element (Open runs this over every
-	// row's vector).
-	var carry uint32
-	i := 0
-	for ; i+4 <= len(v); i += 4 {
-		carry |= (math.Float32bits(v[i])&expBits + expOne) |
-			(math.Float32bits(v[i+1])&expBits + expOne) |
-			(math.Float32bits(v[i+2])&expBits + expOne) |
-			(math.Float32bits(v[i+3])&expBits + expOne)
-	}
-	for ; i < len(v); i++ {
-		carry |= math.Float32bits(v[i])&expBits + expOne
-	}
-	return carry&signBit == 0
-}
-
-const (
-	expBits = 0x7f800000 // a float32's exponent
-	expOne  = 0x00800000 // its lowest exponent bit
-	signBit = 0x80000000
-)
 
 func writeInts(f *wire.Writer, xs []int) {
 	f.Uvarint(uint64(len(xs)))

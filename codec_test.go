@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
@@ -196,32 +194,6 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("round trip differs:\n%x\n%x", r2.encode(), enc)
 		}
 	})
-}
-
-// finite agrees with math.IsNaN/IsInf element by element: every length
-// through two unrolled rounds and a tail, a non-finite value at every
-// position, and the finite extremes (largest, smallest subnormal, −0).
-func TestFinite(t *testing.T) {
-	bad := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), math.Float32frombits(0x7fc00001), math.Float32frombits(0xff800001)}
-	good := []float32{math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, float32(math.Copysign(0, -1)), 1, -0.5}
-	for n := 0; n <= 11; n++ {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = good[i%len(good)]
-		}
-		if !finite(v) {
-			t.Fatalf("finite(%v) = false", v)
-		}
-		for pos := range n {
-			for _, b := range bad {
-				w := slices.Clone(v)
-				w[pos] = b
-				if finite(w) {
-					t.Fatalf("finite(%v) = true with %v at %d", w, b, pos)
-				}
-			}
-		}
-	}
 }
 
 // Rows of a large snapshot are parsed on several goroutines and added in

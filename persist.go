@@ -9,15 +9,19 @@ import (
 // chains are read from the snapshot), the end of the archive's windows and
 // the dependents of each row (after the dependency pairs are read).
 func (l *ledger) rebuildMaps() error {
+	if len(l.byID) == 0 {
+		// Sized once: growing to a million ids rehashed it twenty times.
+		l.byID = make(map[string]int, l.rows.len())
+	}
 	for j := range l.rows.len() {
 		r := l.rows.at(j)
-		for _, id := range append([]string{r.mem.ID}, r.aliases...) {
-			// An id's later version takes it over (Put of other content):
-			// the one before is superseded or was retracted.
-			if k, dup := l.byID[id]; dup && !l.rows.at(k).superseded && !l.rows.at(k).retracted {
-				return fmt.Errorf("id %q twice", id)
+		if err := l.claimID(r.mem.ID, j); err != nil {
+			return err
+		}
+		for _, id := range r.aliases {
+			if err := l.claimID(id, j); err != nil {
+				return err
 			}
-			l.byID[id] = j
 		}
 		if r.retracted {
 			// No later write restates or updates it (putOne, candidates).
@@ -46,6 +50,17 @@ func (l *ledger) rebuildMaps() error {
 	return nil
 }
 
+// claimID maps id to row j while the maps are rebuilt. An id's later
+// version takes it over (Put of other content): the one before must be
+// superseded or retracted.
+func (l *ledger) claimID(id string, j int) error {
+	if k, dup := l.byID[id]; dup && !l.rows.at(k).superseded && !l.rows.at(k).retracted {
+		return fmt.Errorf("id %q twice", id)
+	}
+	l.byID[id] = j
+	return nil
+}
+
 // indexesAgree checks that the surface index holds exactly the visible
 // rows and the archive exactly the others but the purged ones.
 func (c *Collection) indexesAgree() bool {
@@ -53,14 +68,25 @@ func (c *Collection) indexesAgree() bool {
 		c.surface.Len() != c.visible || c.archive.Len() != c.rows.len()-c.visible-c.purgedRows {
 		return false
 	}
-	for j := range c.rows.len() {
-		r := c.rows.at(j)
-		archived := !r.visible && !r.purged
-		if r.visible != c.surface.Contains(uint64(j)) || archived != c.archive.Contains(uint64(j)) {
+	// An index yields each key once: as many keys as the rows it should
+	// hold, every one such a row, make the sets equal.
+	ns, na := 0, 0
+	for k := range c.surface.Keys() {
+		if k >= uint64(c.rows.len()) || !c.rows.at(int(k)).visible {
 			return false
 		}
+		ns++
 	}
-	return true
+	for k := range c.archive.Keys() {
+		if k >= uint64(c.rows.len()) {
+			return false
+		}
+		if r := c.rows.at(int(k)); r.visible || r.purged {
+			return false
+		}
+		na++
+	}
+	return ns == c.visible && na == c.rows.len()-c.visible-c.purgedRows
 }
 
 // rebuildIndexes builds both HNSW indexes from the ledger.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -262,6 +263,23 @@ func (h *HNSW) Contains(key uint64) bool {
 	defer h.allocMu.Unlock()
 	_, ok := h.byKey[key]
 	return ok
+}
+
+// Keys yields the key of every node the index holds (Len of them, each
+// once), in no particular order. The index is locked for reading while
+// the loop runs: its body must not call the index.
+func (h *HNSW) Keys() iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		h.allocMu.Lock()
+		defer h.allocMu.Unlock()
+		for k := range h.byKey {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }
 
 // Address space the off-heap arrays reserve (it costs no memory until

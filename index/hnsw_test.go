@@ -1133,3 +1133,48 @@ func TestEraseZeroesTheVector(t *testing.T) {
 		t.Fatalf("search after Erase: %+v %v", res, err)
 	}
 }
+
+// Keys yields every live key once, deleted and erased ones not, and stops
+// when the loop does.
+func TestKeys(t *testing.T) {
+	h, err := New(&Options{Dim: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	for k := range uint64(50) {
+		v := []float32{float32(r.NormFloat64()), float32(r.NormFloat64()), float32(r.NormFloat64()), 1}
+		if err := h.Insert(k*3, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Delete(9); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Erase(12); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for k := range h.Keys() {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	var want []uint64
+	for k := range uint64(50) {
+		if k*3 != 9 && k*3 != 12 {
+			want = append(want, k*3)
+		}
+	}
+	if !slices.Equal(got, want) || len(got) != h.Len() {
+		t.Fatalf("Keys %v (Len %d), want %v", got, h.Len(), want)
+	}
+	n := 0
+	for range h.Keys() {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Fatalf("the loop ran %d times after a break at 3", n)
+	}
+}

@@ -41,3 +41,5 @@ func dotRowsAccel(rows, panels []float32, dim, n, np int, out []float32, ld int,
 func aboveLinesAccel(sims []float32, ld int, a, c, thr []float32, masks []uint16) {
 	aboveLinesGeneric(sims, ld, a, c, thr, masks)
 }
+
+func finiteAccel(v []float32) bool { return finiteGeneric(v) }
