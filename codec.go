@@ -604,10 +604,16 @@ func (db *DB) readState(in io.Reader, size int64) error {
 			db.info.IndexRebuilt = append(db.info.IndexRebuilt, c.name)
 		}
 	}
-	if _, err := r.ReadByte(); err != io.EOF {
+	// The end of the body, where a snapshot file's reader checks its CRC
+	// (store.OpenSnapshot): everything above stands only if it holds.
+	switch _, err := r.ReadByte(); {
+	case err == io.EOF:
+		return nil
+	case err == nil:
 		return fmt.Errorf("%w: trailing bytes after the snapshot's collections", ErrCorrupt)
+	default:
+		return fmt.Errorf("snapshot: %w", mapStoreErr(err))
 	}
-	return nil
 }
 
 // writeState writes the collection's frames and indexes (snapRow,

@@ -1,8 +1,13 @@
 package tidemark
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
+	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -143,5 +148,57 @@ func TestAuditLongIDsSurviveSnapshot(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no topic conflict with a preference in the audit after reopen (%d entries)", len(audit))
+	}
+}
+
+// A snapshot whose body was damaged where every frame still parses (a
+// low bit of one stored vector component) is refused at the end of the
+// body, where its CRC is checked as it is read: Open fails with
+// ErrCorrupt and serves nothing of it.
+func TestOpenRefusesDamagedSnapshotBody(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, &Options{CheckpointRecords: -1})
+	c := createTest(t, db, "c", &CollectionOptions{Dim: 4})
+	if _, err := c.Put(ctx, []Memory{{ID: "a", Vector: []float32{0.6, 0.8, 0, 0}}, {ID: "b", Vector: []float32{0, 0, 1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "snapshot")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pat []byte
+	for _, x := range []float32{0.6, 0.8} {
+		pat = binary.LittleEndian.AppendUint32(pat, math.Float32bits(x))
+	}
+	i := bytes.Index(b, pat)
+	if i < 0 || bytes.Index(b[i+1:], pat) >= 0 {
+		t.Fatalf("the vector's bytes are at %d in the snapshot, want exactly once", i)
+	}
+	good := bytes.Clone(b)
+	b[i] ^= 1 // 0.6 becomes its float32 neighbour: finite, still unit
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := Open(dir, nil); !errors.Is(err, ErrCorrupt) {
+		if db != nil {
+			db.Close()
+		}
+		t.Fatalf("Open of a damaged snapshot: %v, want ErrCorrupt", err)
+	}
+	if err := os.WriteFile(path, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil)
+	c, err = db.Collection("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Get(ctx, "a"); err != nil || m.ID != "a" {
+		t.Fatalf("the restored snapshot: %+v, %v", m, err)
 	}
 }

@@ -130,8 +130,8 @@ func ReadSnapshot(dir, name string) (seq uint64, body []byte, err error) {
 	return seq, b[snapHeaderSize : snapHeaderSize+n : snapHeaderSize+n], nil
 }
 
-// SnapshotReader streams the body of a snapshot that OpenSnapshot has
-// already checked. It is not safe for concurrent use.
+// SnapshotReader streams the body of a snapshot, checking it as it goes.
+// It is not safe for concurrent use.
 type SnapshotReader struct {
 	// Seq is the WAL sequence number the snapshot was tagged with.
 	Seq uint64
@@ -141,12 +141,16 @@ type SnapshotReader struct {
 	r    *bufio.Reader
 }
 
-// OpenSnapshot opens the snapshot name in dir, checks it whole (one pass
-// over the file computing its CRC), and returns a reader positioned at the
-// start of its body, so that nothing of a damaged snapshot is ever read as
-// data. Errors are as for ReadSnapshot. The caller must Close the reader.
-// Snapshots are never rewritten in place, so the body read is the body
-// checked.
+// OpenSnapshot opens the snapshot name in dir and checks its header and
+// trailer (magic, version, body length), and returns a reader positioned
+// at the start of its body. The file's CRC-32C is computed as the body is
+// read: at the end of the body Read returns io.EOF when it matches the
+// trailer's and an error wrapping ErrCorrupt when it does not. So the
+// file is read once, not once to check and once to use, and a caller
+// must read the body to io.EOF before it trusts anything built from it
+// (a damaged body may parse; its end is refused). Errors are as for
+// ReadSnapshot. The caller must Close the reader. Snapshots are never
+// rewritten in place, so the body read is the body checked.
 func OpenSnapshot(dir, name string) (*SnapshotReader, error) {
 	if err := checkSnapshotName(name); err != nil {
 		return nil, err
@@ -172,10 +176,6 @@ func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
 	if size < snapHeaderSize+snapTrailerSize {
 		return nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, size)
 	}
-	h := crc32.New(castagnoli)
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, size-4)); err != nil {
-		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
-	}
 	var hdr [snapHeaderSize]byte
 	if _, err := f.ReadAt(hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
@@ -184,19 +184,52 @@ func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
 	if _, err := f.ReadAt(trailer[:], size-snapTrailerSize); err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	seq, n, err := checkSnapshot(name, size, h.Sum32(), hdr[:], trailer[:])
+	// The CRC is checked at the end of the body (checkedBody): here it is
+	// given the value it must come to.
+	want := binary.LittleEndian.Uint32(trailer[8:])
+	seq, n, err := checkSnapshot(name, size, want, hdr[:], trailer[:])
 	if err != nil {
 		return nil, err
 	}
-	return &SnapshotReader{
-		Seq:  seq,
-		Size: n,
-		f:    f,
-		r:    bufio.NewReaderSize(io.NewSectionReader(f, snapHeaderSize, n), 1<<20),
-	}, nil
+	h := crc32.New(castagnoli)
+	h.Write(hdr[:])
+	body := &checkedBody{r: io.NewSectionReader(f, snapHeaderSize, n), h: h, tail: trailer[:8], want: want, name: name}
+	return &SnapshotReader{Seq: seq, Size: n, f: f, r: bufio.NewReaderSize(body, 1<<20)}, nil
 }
 
-// Read reads from the body.
+// checkedBody reads a snapshot's body through its CRC: at the end it adds
+// the trailer's length field and returns io.EOF only when the sum is the
+// trailer's.
+type checkedBody struct {
+	r    io.Reader
+	h    hash.Hash32
+	tail []byte
+	want uint32
+	name string
+	err  error // sticky, once the end is reached
+}
+
+func (b *checkedBody) Read(p []byte) (int, error) {
+	if b.err != nil {
+		return 0, b.err
+	}
+	n, err := b.r.Read(p)
+	b.h.Write(p[:n])
+	if err == io.EOF {
+		b.h.Write(b.tail)
+		b.err = io.EOF
+		if b.h.Sum32() != b.want {
+			b.err = fmt.Errorf("%w: snapshot %s: CRC mismatch", ErrCorrupt, b.name)
+		}
+		if n > 0 {
+			return n, nil
+		}
+		return 0, b.err
+	}
+	return n, err
+}
+
+// Read reads from the body; see OpenSnapshot for its end.
 func (s *SnapshotReader) Read(p []byte) (int, error) { return s.r.Read(p) }
 
 // Close closes the file.

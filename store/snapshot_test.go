@@ -94,11 +94,8 @@ func TestSnapshotCorrupt(t *testing.T) {
 		if _, _, err := ReadSnapshot(dir, "bad"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("%s: ReadSnapshot = %v, want ErrCorrupt", what, err)
 		}
-		if r, err := OpenSnapshot(dir, "bad"); !errors.Is(err, ErrCorrupt) {
-			if r != nil {
-				r.Close()
-			}
-			t.Fatalf("%s: OpenSnapshot = %v, want ErrCorrupt", what, err)
+		if _, _, err := streamSnapshot(dir, "bad"); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("%s: OpenSnapshot and reading to the end = %v, want ErrCorrupt", what, err)
 		}
 	}
 	for i := range good {
@@ -110,6 +107,38 @@ func TestSnapshotCorrupt(t *testing.T) {
 		check("truncated", good[:n])
 	}
 	check("extended", append(bytes.Clone(good), 0))
+
+	// A damaged body opens (its header and trailer are whole) and is
+	// refused at its end, not before: the reader streams it once.
+	b := bytes.Clone(good)
+	b[snapHeaderSize+2] ^= 0x10
+	if err := os.WriteFile(filepath.Join(dir, "bad"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenSnapshot(dir, "bad")
+	if err != nil {
+		t.Fatalf("OpenSnapshot of a damaged body: %v, want the error at its end", err)
+	}
+	defer r.Close()
+	got, err := io.ReadAll(r)
+	if !errors.Is(err, ErrCorrupt) || len(got) != len(b)-snapHeaderSize-snapTrailerSize {
+		t.Fatalf("read %d bytes, %v; want the whole body, then ErrCorrupt", len(got), err)
+	}
+	if _, err := r.Read(make([]byte, 8)); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a read after the refused end: %v, want ErrCorrupt again", err)
+	}
+}
+
+// streamSnapshot opens a snapshot and reads its body to the end, as a
+// caller of OpenSnapshot must before trusting it.
+func streamSnapshot(dir, name string) (uint64, []byte, error) {
+	r, err := OpenSnapshot(dir, name)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer r.Close()
+	body, err := io.ReadAll(r)
+	return r.Seq, body, err
 }
 
 func TestSnapshotErrors(t *testing.T) {
