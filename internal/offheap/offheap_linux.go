@@ -3,6 +3,9 @@
 package offheap
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -80,12 +83,55 @@ func (r *region) populate(upto int) {
 	if upto <= r.populated {
 		return
 	}
-	p := unsafe.Add(r.base, r.populated)
-	if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, uintptr(p), uintptr(upto-r.populated), madvPopulateWrite); errno != 0 {
+	if !populateParallel(unsafe.Add(r.base, r.populated), upto-r.populated) {
 		r.populated = -1 // not supported here: stop asking
 		return
 	}
 	r.populated = upto
+}
+
+// populateSplit is the size from which populateParallel splits a range.
+const populateSplit = 32 << 20
+
+// populateParallel populates n bytes from p (a multiple of HugePage from
+// a huge-page boundary, but for the tail), in GOMAXPROCS parts at once
+// when n is large: the kernel backs each part on the core that asks, and
+// on the virtual machines measured a fault costs the vCPU that takes it,
+// so two parts populate 762 MiB in 1.0 s where one took 2.0 s. It reports
+// false when the kernel refuses the request.
+func populateParallel(p unsafe.Pointer, n int) bool {
+	parts := min(runtime.GOMAXPROCS(0), n/populateSplit)
+	if parts <= 1 {
+		_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, uintptr(p), uintptr(n), madvPopulateWrite)
+		return errno == 0
+	}
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for _, sp := range splitRange(n, parts) {
+		wg.Go(func() {
+			if _, _, errno := syscall.Syscall(syscall.SYS_MADVISE, uintptr(unsafe.Add(p, sp[0])), uintptr(sp[1]-sp[0]), madvPopulateWrite); errno != 0 {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return !failed.Load()
+}
+
+// splitRange cuts [0, n) into parts contiguous spans [lo, hi) whose inner
+// boundaries fall on huge pages.
+func splitRange(n, parts int) [][2]int {
+	out := make([][2]int, parts)
+	for i := range out {
+		out[i][1] = n
+		if i > 0 {
+			out[i][0] = out[i-1][1]
+		}
+		if i < parts-1 {
+			out[i][1] = (n / parts * (i + 1)) &^ (HugePage - 1)
+		}
+	}
+	return out
 }
 
 // madvPopulateWrite is MADV_POPULATE_WRITE (not in package syscall).
