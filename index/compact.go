@@ -75,7 +75,7 @@ func (h *HNSW) renumber(order []uint32) {
 	h.n = 0
 	h.grow(max(newN, 1))
 	h.populate(newN)
-	h.byKey = make(map[uint64]uint32, newN)
+	h.byKey = newKeyMap(newN)
 	copyList := func(dst, src []uint32) {
 		k := 0
 		for _, nb := range src[1 : 1+src[0]] {
@@ -96,7 +96,7 @@ func (h *HNSW) renumber(order []uint32) {
 		}
 		h.setCode(nid)
 		h.levels[nid], h.keys[nid] = oldLevels[id], oldKeys[id]
-		h.byKey[oldKeys[id]] = nid
+		h.byKey.put(oldKeys[id], nid, h.keys)
 		copyList(h.links0[int(nid)*(h.m0+1):int(nid+1)*(h.m0+1)], oldLinks0[int(id)*(h.m0+1):int(id+1)*(h.m0+1)])
 		if l := int(oldLevels[id]); l > 0 {
 			h.upper[nid] = make([]uint32, l*(h.m+1))

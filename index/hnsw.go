@@ -195,7 +195,7 @@ type HNSW struct {
 	dead    []uint32 // tombstone bits
 	n       int      // nodes allocated
 	live    int      // nodes not deleted
-	byKey   map[uint64]uint32
+	byKey   keyMap // key → live node
 	rng     *rand.Rand
 	seed    uint64
 
@@ -220,7 +220,7 @@ func New(opts *Options) (*HNSW, error) {
 		mult:      1 / math.Log(float64(o.M)),
 		lines:     min(8, (4*o.Dim+63)/64),
 		listLines: min(8, (4*(2*o.M+1)+63)/64+1),
-		byKey:     make(map[uint64]uint32, o.Capacity),
+		byKey:     newKeyMap(o.Capacity),
 		rng:       rand.New(rand.NewPCG(o.Seed, o.Seed^0x9E3779B97F4A7C15)),
 		seed:      o.Seed,
 		quant:     o.Quantize,
@@ -261,7 +261,7 @@ func (h *HNSW) Contains(key uint64) bool {
 	defer h.mu.RUnlock()
 	h.allocMu.Lock()
 	defer h.allocMu.Unlock()
-	_, ok := h.byKey[key]
+	_, ok := h.byKey.get(key, h.keys)
 	return ok
 }
 
@@ -274,7 +274,7 @@ func (h *HNSW) Keys() iter.Seq[uint64] {
 		defer h.mu.RUnlock()
 		h.allocMu.Lock()
 		defer h.allocMu.Unlock()
-		for k := range h.byKey {
+		for k := range h.byKey.all(h.keys) {
 			if !yield(k) {
 				return
 			}
@@ -536,7 +536,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	for {
 		h.mu.RLock()
 		h.allocMu.Lock()
-		if _, ok := h.byKey[key]; ok {
+		if _, ok := h.byKey.get(key, h.keys); ok {
 			h.allocMu.Unlock()
 			h.mu.RUnlock()
 			return fmt.Errorf("%w: %d", ErrExists, key)
@@ -571,7 +571,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	if level > 0 {
 		h.upper[id] = make([]uint32, level*(h.m+1))
 	}
-	h.byKey[key] = id
+	h.byKey.put(key, id, h.keys) // absent: checked above, under allocMu
 	h.n++
 	h.live++
 	if h.top.Load() == 0 {
@@ -784,11 +784,10 @@ func (h *HNSW) Delete(key uint64) error {
 	defer h.mu.RUnlock()
 	h.allocMu.Lock()
 	defer h.allocMu.Unlock()
-	id, ok := h.byKey[key]
+	id, ok := h.byKey.del(key, h.keys)
 	if !ok {
 		return fmt.Errorf("%w: %d", ErrNotFound, key)
 	}
-	delete(h.byKey, key)
 	atomic.OrUint32(&h.dead[id/32], 1<<(id%32))
 	h.live--
 	return nil
@@ -824,8 +823,7 @@ func (h *HNSW) EraseAll(keys []uint64, then func()) {
 }
 
 func (h *HNSW) erase(key uint64) error {
-	if id, ok := h.byKey[key]; ok {
-		delete(h.byKey, key)
+	if id, ok := h.byKey.del(key, h.keys); ok {
 		h.dead[id/32] |= 1 << (id % 32)
 		h.live--
 	}

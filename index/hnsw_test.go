@@ -1105,7 +1105,7 @@ func TestEraseZeroesTheVector(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := h.byKey[1]
+	id, _ := h.byKey.get(1, h.keys)
 	if err := h.Erase(1); err != nil {
 		t.Fatal(err)
 	}

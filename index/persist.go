@@ -288,10 +288,7 @@ func load(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	for i := 0; i < n; i++ {
 		h.keys[i] = le.Uint64(keys[8*i:])
 		if !h.isDead(uint32(i)) {
-			// One map operation a key: a key already there leaves the
-			// length as it was.
-			had := len(h.byKey)
-			if h.byKey[h.keys[i]] = uint32(i); len(h.byKey) == had {
+			if !h.byKey.put(h.keys[i], uint32(i), h.keys) {
 				return nil, corrupt("key %d appears twice", h.keys[i])
 			}
 		}
