@@ -195,7 +195,7 @@ type HNSW struct {
 	dead    []uint32 // tombstone bits
 	n       int      // nodes allocated
 	live    int      // nodes not deleted
-	byKey   keyMap // key → live node
+	byKey   keyMap   // key → live node
 	rng     *rand.Rand
 	seed    uint64
 
