@@ -865,7 +865,7 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 	if fr.Err() != nil {
 		return
 	}
-	rw.derive(l.opts.HalfLife)
+	rw.derive()
 	p.finite = simd.Finite(vec)
 }
 

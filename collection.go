@@ -107,7 +107,7 @@ type row struct {
 	status       temporal.Status
 	kgroup       uint32 // decay group in the column store
 
-	halfLife, floor, c0                float64
+	c0                                 float64
 	access, positive, negative, degree float64
 	// penalty is the base confidence taken by ripples (c0 = authority −
 	// penalty).

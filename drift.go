@@ -133,7 +133,8 @@ func (l *ledger) observeDrift(j int) {
 		}
 		g.history = append(g.history, DriftPoint{Time: fromDays(r.rec), Lambda: rd.Lambda, Volatility: rd.Volatility})
 	}
-	k := kernelGroup{name, r.halfLife}
+	hl, _ := l.decay(j)
+	k := kernelGroup{name, hl}
 	idx, ok := l.kgIndex[k]
 	if !ok {
 		idx = uint32(len(l.kgroups))

@@ -229,12 +229,11 @@ const (
 )
 
 // derive fills the columns a row computes from its memory and its
-// penalty: the normalised text, the decay, the base confidence, the
-// document chunk and the fact key. Put, the snapshot and Rescore share it
-// (decayOf).
-func (r *row) derive(defaultHalfLife float64) {
+// penalty: the normalised text, the base confidence, the document chunk
+// and the fact key (the decay is worked out when needed: decay). Put and
+// the snapshot share it.
+func (r *row) derive() {
 	t := rowText{normText: temporal.NormalizeObject(r.mem.Text)}
-	r.halfLife, r.floor = decayOf(r.mem.Profile, r.mem.Kind, defaultHalfLife)
 	r.c0 = max(0, r.mem.Source.Authority()-r.penalty)
 	if r.mem.DocID != "" {
 		t.doc = docChunk{r.mem.DocID, r.mem.Chunk}
@@ -243,6 +242,13 @@ func (r *row) derive(defaultHalfLife float64) {
 		t.key = temporal.NewFactKey(r.mem.Subject, r.mem.Relation)
 	}
 	r.setText(t)
+}
+
+// decay is row j's half-life and confidence floor (decayOf), worked out
+// when asked: a row does not keep them.
+func (l *ledger) decay(j int) (halfLife, floor float64) {
+	r := l.rows.at(j)
+	return decayOf(r.mem.Profile, r.mem.Kind, l.opts.HalfLife)
 }
 
 // decayOf is a memory's half-life and confidence floor: its profile's,

@@ -228,7 +228,7 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 	}
 	r := row{mem: storeFields(m), hash: h, supersededBy: -1, status: temporal.Unconsolidated,
 		access: float64(m.Access), positive: float64(m.Positive), negative: float64(m.Negative)}
-	r.derive(l.opts.HalfLife)
+	r.derive()
 	r.rec = tx
 	if !m.RecordedAt.IsZero() {
 		r.rec = days(m.RecordedAt, 0)
@@ -560,8 +560,9 @@ func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	b.ValidTo = append(b.ValidTo, l.day32(st.valid.To))
 	b.RecordedAt = append(b.RecordedAt, l.day32(st.recorded.From))
 	b.RetiredAt = append(b.RetiredAt, l.day32(st.recorded.To))
-	b.Lambda = append(b.Lambda, float32(temporal.Lambda(r.halfLife)))
-	b.Floor = append(b.Floor, float32(r.floor))
+	hl, floor := l.decay(j)
+	b.Lambda = append(b.Lambda, float32(temporal.Lambda(hl)))
+	b.Floor = append(b.Floor, float32(floor))
 	b.Group = append(b.Group, r.kgroup)
 	b.BaseConf = append(b.BaseConf, float32(r.c0))
 	b.ConfFrom = append(b.ConfFrom, l.day32(r.created))
