@@ -176,7 +176,7 @@ func TestOpenRefusesDamagedSnapshotBody(t *testing.T) {
 		pat = binary.LittleEndian.AppendUint32(pat, math.Float32bits(x))
 	}
 	i := bytes.Index(b, pat)
-	if i < 0 || bytes.Index(b[i+1:], pat) >= 0 {
+	if i < 0 || bytes.Contains(b[i+1:], pat) {
 		t.Fatalf("the vector's bytes are at %d in the snapshot, want exactly once", i)
 	}
 	good := bytes.Clone(b)
