@@ -290,14 +290,19 @@ func slide[T float32 | float64](ring []T, dim int, v, recent, archive []float64,
 	}
 }
 
-// addSlot adds (sign 1) or subtracts (−1) the embedding in slot s to sum.
-func addSlot[T float32 | float64](ring []T, dim, s int, sum []float64, sign float64) {
-	for i, x := range ring[s*dim : (s+1)*dim] {
-		if sign > 0 {
-			sum[i] += float64(x)
-		} else {
-			sum[i] -= float64(x)
-		}
+// addSlot adds sign (1 or −1) times the embedding in ring slot s to sum:
+// a product by ±1 is exact, so subtracting this way rounds as a − x does.
+func (d *DriftDetector) addSlot(s int, sum []float64, sign float64) {
+	if d.isWide {
+		addRing(d.wide[s*d.dim:(s+1)*d.dim], sum, sign)
+	} else {
+		addRing(d.narrow[s*d.dim:(s+1)*d.dim], sum, sign)
+	}
+}
+
+func addRing[T float32 | float64](e []T, sum []float64, sign float64) {
+	for i, x := range e {
+		sum[i] += sign * float64(x)
 	}
 }
 
@@ -405,11 +410,7 @@ func (d *DriftDetector) ForgetAt(p int) {
 		if p >= d.held-d.opt.RecentWindow {
 			sum = d.recent
 		}
-		if d.isWide {
-			addSlot(d.wide, d.dim, s, sum, -1)
-		} else {
-			addSlot(d.narrow, d.dim, s, sum, -1)
-		}
+		d.addSlot(s, sum, -1)
 	}
 	if d.isWide {
 		clear(d.wide[s*d.dim : (s+1)*d.dim])
@@ -450,11 +451,7 @@ func (d *DriftDetector) resum() {
 		if p >= split {
 			dst = d.recent
 		}
-		if d.isWide {
-			addSlot(d.wide, d.dim, d.slot(p), dst, 1)
-		} else {
-			addSlot(d.narrow, d.dim, d.slot(p), dst, 1)
-		}
+		d.addSlot(d.slot(p), dst, 1)
 	}
 	d.sinceExact = 0
 }
