@@ -122,10 +122,12 @@ func ReadSnapshot(dir, name string) (seq uint64, body []byte, err error) {
 	if len(b) < snapHeaderSize+snapTrailerSize {
 		return 0, nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, len(b))
 	}
-	sum := crc32.Checksum(b[:len(b)-4], castagnoli)
-	seq, n, err := checkSnapshot(name, int64(len(b)), sum, b[:snapHeaderSize], b[len(b)-snapTrailerSize:])
+	seq, n, want, err := checkSnapshot(name, int64(len(b)), b[:snapHeaderSize], b[len(b)-snapTrailerSize:])
 	if err != nil {
 		return 0, nil, err
+	}
+	if crc32.Checksum(b[:len(b)-4], castagnoli) != want {
+		return 0, nil, crcMismatch(name)
 	}
 	return seq, b[snapHeaderSize : snapHeaderSize+n : snapHeaderSize+n], nil
 }
@@ -184,10 +186,8 @@ func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
 	if _, err := f.ReadAt(trailer[:], size-snapTrailerSize); err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	// The CRC is checked at the end of the body (checkedBody): here it is
-	// given the value it must come to.
-	want := binary.LittleEndian.Uint32(trailer[8:])
-	seq, n, err := checkSnapshot(name, size, want, hdr[:], trailer[:])
+	// The CRC is checked at the end of the body (checkedBody).
+	seq, n, want, err := checkSnapshot(name, size, hdr[:], trailer[:])
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +219,7 @@ func (b *checkedBody) Read(p []byte) (int, error) {
 		b.h.Write(b.tail)
 		b.err = io.EOF
 		if b.h.Sum32() != b.want {
-			b.err = fmt.Errorf("%w: snapshot %s: CRC mismatch", ErrCorrupt, b.name)
+			b.err = crcMismatch(b.name)
 		}
 		if n > 0 {
 			return n, nil
@@ -236,26 +236,29 @@ func (s *SnapshotReader) Read(p []byte) (int, error) { return s.r.Read(p) }
 func (s *SnapshotReader) Close() error { return s.f.Close() }
 
 // checkSnapshot checks the header and trailer of a snapshot file of size
-// bytes whose CRC-32C over everything but its last 4 bytes is sum. It
-// returns the tagged sequence number and the body length.
-func checkSnapshot(name string, size int64, sum uint32, hdr, trailer []byte) (uint64, int64, error) {
+// bytes. It returns the tagged sequence number, the body length and the
+// CRC-32C the trailer gives for everything but its own last 4 bytes.
+func checkSnapshot(name string, size int64, hdr, trailer []byte) (seq uint64, n int64, crc uint32, err error) {
 	if !bytes.Equal(hdr[:8], []byte(snapMagic)) {
-		return 0, 0, fmt.Errorf("%w: snapshot %s: bad magic %q", ErrCorrupt, name, hdr[:8])
+		return 0, 0, 0, fmt.Errorf("%w: snapshot %s: bad magic %q", ErrCorrupt, name, hdr[:8])
 	}
 	if v := binary.LittleEndian.Uint32(hdr[8:]); v != snapVersion {
-		return 0, 0, fmt.Errorf("%w: snapshot %s: unsupported version %d", ErrCorrupt, name, v)
+		return 0, 0, 0, fmt.Errorf("%w: snapshot %s: unsupported version %d", ErrCorrupt, name, v)
 	}
 	if f := binary.LittleEndian.Uint32(hdr[12:]); f != 0 {
-		return 0, 0, fmt.Errorf("%w: snapshot %s: unknown flags %#x", ErrCorrupt, name, f)
+		return 0, 0, 0, fmt.Errorf("%w: snapshot %s: unknown flags %#x", ErrCorrupt, name, f)
 	}
-	n := binary.LittleEndian.Uint64(trailer[0:])
-	if n != uint64(size-snapHeaderSize-snapTrailerSize) {
-		return 0, 0, fmt.Errorf("%w: snapshot %s: body length %d in a file of %d bytes", ErrCorrupt, name, n, size)
+	length := binary.LittleEndian.Uint64(trailer[0:])
+	if length != uint64(size-snapHeaderSize-snapTrailerSize) {
+		return 0, 0, 0, fmt.Errorf("%w: snapshot %s: body length %d in a file of %d bytes", ErrCorrupt, name, length, size)
 	}
-	if want := binary.LittleEndian.Uint32(trailer[8:]); sum != want {
-		return 0, 0, fmt.Errorf("%w: snapshot %s: CRC mismatch", ErrCorrupt, name)
-	}
-	return binary.LittleEndian.Uint64(hdr[16:]), int64(n), nil
+	return binary.LittleEndian.Uint64(hdr[16:]), int64(length), binary.LittleEndian.Uint32(trailer[8:]), nil
+}
+
+// crcMismatch is the error for a snapshot whose contents are not the ones
+// its trailer's CRC was taken of.
+func crcMismatch(name string) error {
+	return fmt.Errorf("%w: snapshot %s: CRC mismatch", ErrCorrupt, name)
 }
 
 // countingWriter feeds a hash and counts bytes on their way to w.
