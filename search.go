@@ -693,14 +693,14 @@ const candLookAhead = 3
 var versionLinks = []links.Type{links.Sibling, links.Version}
 
 // searchScratch is one search's reusable memory (searchPool): the rows
-// the index found, their beliefs, the cosines and the fused stage's
-// candidates. A search in steady state allocates its result and little
-// else.
+// the index found, their beliefs, and the cosines (as computed, and
+// clamped to [−1, 1] in float64 for the fused stage). A search in steady
+// state allocates its result and little else.
 type searchScratch struct {
 	rows    []int
 	beliefs []int
 	sims    []float32
-	cands   []kernels.RescoreCandidate
+	sims64  []float64
 }
 
 var searchPool = sync.Pool{New: func() any { return new(searchScratch) }}
@@ -714,6 +714,9 @@ func (c *Collection) scratch() *searchScratch { return searchPool.Get().(*search
 // transaction time scores each memory once, as it was believed then.
 func (c *Collection) beliefAt(j int, tx float64) int {
 	r := c.rows.at(j)
+	if len(r.beliefs) == 1 {
+		return r.beliefs[0] // the only one, whatever tx
+	}
 	for i, b := range r.beliefs {
 		if float64(c.batch.RecordedAt[b]) <= tx && tx < float64(c.batch.RetiredAt[b]) {
 			return r.beliefs[i]
@@ -732,27 +735,27 @@ func (c *Collection) withdrawn(j int, tx float64) bool {
 }
 
 // rescoreBeliefs runs the fused stage, with explanations, over the given
-// batch rows (c.mu held).
+// batch rows, reading their metadata where it is stored
+// (kernels.RescoreRows; c.mu held).
 func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int, sims []float32, res *SearchResult, sc *searchScratch) error {
 	var gl []float64
 	if q.params.AdaptiveDecay {
 		gl = c.groupLambdas()
 	}
-	sc.cands = slices.Grow(sc.cands[:0], len(beliefs))[:len(beliefs)]
-	cands := sc.cands
-	for i, b := range beliefs {
-		s := math.Max(-1, math.Min(1, float64(sims[i])))
-		cands[i] = kernels.RescoreCandidate{Sim: s, HasSim: true, Meta: c.batch.Candidate(b, s, float64(c.batch.Lambda[b])), Group: c.batch.Group[b]}
+	sc.sims64 = slices.Grow(sc.sims64[:0], len(beliefs))[:len(beliefs)]
+	for i, s := range sims[:len(beliefs)] {
+		sc.sims64[i] = math.Max(-1, math.Min(1, float64(s)))
 	}
 	// The memories scored: a memory's beliefs are adjacent (each plan
 	// appends them together).
+	ids := c.batch.ID
 	res.Candidates = 0
-	for i := range cands {
-		if i == 0 || cands[i].Meta.ID != cands[i-1].Meta.ID {
+	for i, b := range beliefs {
+		if i == 0 || ids[b] != ids[beliefs[i-1]] {
 			res.Candidates++
 		}
 	}
-	rr, err := kernels.Rescore(ctx, &kernels.RescoreRequest{Candidates: cands, Time: q.tq, Params: q.params, K: q.k, GroupLambda: gl})
+	rr, err := kernels.RescoreRows(ctx, c.batch, beliefs, sc.sims64, &kernels.RescoreRequest{Time: q.tq, Params: q.params, K: q.k, GroupLambda: gl})
 	if err != nil {
 		return err
 	}
@@ -776,8 +779,8 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 		}
 	}
 	keptAny := map[uint64]bool{}
-	for i := range beliefs {
-		id := cands[i].Meta.ID
+	for _, b := range beliefs {
+		id := ids[b]
 		if _, removed := removedBy[id]; !removed {
 			keptAny[id] = true
 		}

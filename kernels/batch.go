@@ -279,6 +279,24 @@ func (b *Batch) Validate() error {
 	return nil
 }
 
+// gather appends rows of src (metadata only, no vectors) to b, as
+// stored.
+func (b *Batch) gather(src *Batch, rows []int) {
+	for _, i := range rows {
+		b.ID = append(b.ID, src.ID[i])
+		b.Kind = append(b.Kind, src.Kind[i])
+		b.Status = append(b.Status, src.Status[i])
+		b.Group = append(b.Group, src.Group[i])
+	}
+	dst, from := b.floatColumns(), src.floatColumns()
+	for k, c := range dst {
+		col := *from[k]
+		for _, i := range rows {
+			*c = append(*c, col[i])
+		}
+	}
+}
+
 // Candidate returns row i as a temporal.Candidate with the given similarity
 // and drift λ: the reference view of the row, exact in float64.
 func (b *Batch) Candidate(i int, sim float64, lambda float64) temporal.Candidate {

@@ -99,6 +99,43 @@ func Rescore(ctx context.Context, req *RescoreRequest) (RescoreResult, error) {
 	return sc.rank(ctx, req)
 }
 
+// RescoreRows is Rescore for candidates that are rows of a batch the
+// caller holds (tidemark's own column store): candidate i is row rows[i]
+// of b, with cosine sims[i] (in [−1, 1]) and, under adaptive decay, the
+// row's drift group. The rows' metadata is scored as stored and not
+// validated again (Append and the column writers' callers did that); the
+// request's time, parameters and k are. req.Query and req.Candidates
+// must be empty. Results name candidates by b.ID.
+func RescoreRows(ctx context.Context, b *Batch, rows []int, sims []float64, req *RescoreRequest) (RescoreResult, error) {
+	if len(req.Query) != 0 || len(req.Candidates) != 0 {
+		return RescoreResult{}, fmt.Errorf("%w: RescoreRows takes its candidates as rows", ErrInvalid)
+	}
+	if len(sims) != len(rows) {
+		return RescoreResult{}, fmt.Errorf("%w: %d similarities for %d rows", ErrInvalid, len(sims), len(rows))
+	}
+	if len(rows) > MaxRescoreCandidates {
+		return RescoreResult{}, fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, len(rows), MaxRescoreCandidates)
+	}
+	if req.K < 0 {
+		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
+	}
+	for _, i := range rows {
+		if uint(i) >= uint(b.Len()) {
+			return RescoreResult{}, fmt.Errorf("%w: row %d of %d", ErrInvalid, i, b.Len())
+		}
+	}
+	sc := rescorePool.Get().(*rescoreScratch)
+	defer rescorePool.Put(sc)
+	sc.b.Reset()
+	sc.b.gather(b, rows)
+	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+	if err := checkTime(&sc.b, &q, &req.Params); err != nil {
+		return RescoreResult{}, err
+	}
+	sc.sims = append(sc.sims[:0], sims...)
+	return sc.rank(ctx, req)
+}
+
 // MaxRescoreQueries bounds the queries of one RescoreMany, and
 // MaxRescoreSims the similarities it computes (queries × candidates).
 const (
@@ -172,6 +209,15 @@ type rescoreScratch struct {
 	reasons []temporal.Reason
 	ranked  []Explained
 	removed []temporal.Removed
+	scored  []scored
+}
+
+// scored is a kept candidate's score before its explanation: row is its
+// row in the scratch batch.
+type scored struct {
+	ID    uint64
+	Score float64
+	row   int
 }
 
 // prepare validates the request's size, k, time and candidates, fills the
@@ -305,6 +351,10 @@ func (sc *rescoreScratch) rank(ctx context.Context, req *RescoreRequest) (Rescor
 		e.minSim, e.maxSim = math.Min(e.minSim, sims[i]), math.Max(e.maxSim, sims[i])
 		e.minAge, e.maxAge = math.Min(e.minAge, e.age(i)), math.Max(e.maxAge, e.age(i))
 	}
+	// Every kept candidate's score, then the explanation of the k that
+	// rank (signals(…, false) gives the same score: it skips only terms
+	// whose weight is zero, and those terms are finite).
+	sc.scored = sc.scored[:0]
 	for i := 0; i < n; i++ {
 		if i%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -314,15 +364,19 @@ func (sc *rescoreScratch) rank(ctx context.Context, req *RescoreRequest) (Rescor
 		if reasons[i] != temporal.ReasonNone {
 			continue
 		}
-		score, sig := e.signals(i, sims[i], true)
+		score, _ := e.signals(i, sims[i], false)
+		sc.scored = append(sc.scored, scored{ID: b.ID[i], Score: score, row: i})
+	}
+	top := rankScored(sc.scored, req.K)
+	for _, t := range top {
+		score, sig := e.signals(t.row, sims[t.row], true)
 		free := score
 		if req.Params.Pooled() {
 			free = temporal.PoolFreeScore(&req.Params, &sig)
 		}
-		res.Ranked = append(res.Ranked, Explained{ID: b.ID[i], Score: score, PoolFree: free, Signals: sig})
+		res.Ranked = append(res.Ranked, Explained{ID: t.ID, Score: score, PoolFree: free, Signals: sig})
 	}
 	sc.ranked, sc.removed = res.Ranked, res.Removed
-	res.Ranked = rankExplained(res.Ranked, req.K)
 	// The result is the caller's: copies, not the pooled buffers.
 	res.Ranked, res.Removed = slices.Clone(res.Ranked), slices.Clone(res.Removed)
 	return res, nil
@@ -341,14 +395,14 @@ func normalized(v, dst []float32, what string) error {
 	return nil
 }
 
-// rankExplained orders the best k of ranked (all of them when k ≤ 0)
-// first, best first, and returns them. For a k well below len(ranked) —
-// a search's 10 of 80 candidates — it keeps a sorted prefix of k and
+// rankScored orders the best k of ranked (all of them when k ≤ 0) first,
+// best first, and returns them. For a k well below len(ranked) — a
+// search's 10 of 80 candidates — it keeps a sorted prefix of k and
 // inserts only what beats its last, instead of sorting everything.
-func rankExplained(ranked []Explained, k int) []Explained {
-	less := func(a, b *Explained) bool { return better(a.Score, a.ID, b.Score, b.ID) }
+func rankScored(ranked []scored, k int) []scored {
+	less := func(a, b *scored) bool { return better(a.Score, a.ID, b.Score, b.ID) }
 	if k <= 0 || 2*k >= len(ranked) {
-		slices.SortFunc(ranked, func(a, b Explained) int {
+		slices.SortFunc(ranked, func(a, b scored) int {
 			if less(&a, &b) {
 				return -1
 			}
