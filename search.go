@@ -633,6 +633,9 @@ func (c *Collection) filtered(f *Filter) bitmap {
 // keep reports whether row j passes req's source and metadata filters
 // (c.mu held).
 func (c *Collection) keep(j int, req *SearchRequest) bool {
+	if len(req.Sources) == 0 && req.Filter == nil {
+		return true // without reading the row: a search's candidates are cold
+	}
 	r := c.rows.at(j)
 	return (len(req.Sources) == 0 || slices.Contains(req.Sources, r.mem.Source)) && req.Filter.Match(r.mem.meta)
 }
