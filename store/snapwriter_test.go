@@ -1,0 +1,108 @@
+package store
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// snapshotFile writes body as snapshot "s" in a new directory, in writes
+// of random sizes, and returns the file's bytes.
+func snapshotFile(t *testing.T, body []byte, seed uint64) []byte {
+	t.Helper()
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(seed, 1))
+	err := WriteSnapshot(dir, "s", 7, func(w io.Writer) error {
+		for p := body; len(p) > 0; {
+			k := min(len(p), 1+r.IntN(3*directAlign))
+			if r.IntN(20) == 0 {
+				k = min(len(p), snapBlock+r.IntN(directAlign)) // a write past a whole block
+			}
+			if _, err := w.Write(p[:k]); err != nil {
+				return err
+			}
+			p = p[k:]
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, got, err := ReadSnapshot(dir, "s")
+	if err != nil || seq != 7 || !bytes.Equal(got, body) {
+		t.Fatalf("ReadSnapshot: seq %d, %d bytes (equal %v), %v; want %d bytes", seq, len(got), bytes.Equal(got, body), err, len(body))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Bodies around the alignment and the block size come back whole, and the
+// file is byte for byte the one written without direct I/O, and the one
+// written when the first direct write stops halfway, refused (the
+// fallback).
+func TestSnapshotDirectWrites(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	h := snapHeaderSize
+	for _, n := range []int{0, 1, directAlign - h, directAlign - h - snapTrailerSize, directAlign + 1,
+		snapBlock - h - snapTrailerSize, snapBlock - h, snapBlock, snapBlock + 17, 2*snapBlock + directAlign - h - snapTrailerSize, 9<<20 + 3} {
+		body := make([]byte, n)
+		for i := range body {
+			body[i] = byte(r.Uint32())
+		}
+		direct := snapshotFile(t, body, uint64(n))
+		useDirect = false
+		buffered := snapshotFile(t, body, uint64(n)+1)
+		useDirect = true
+		refused := 0
+		directWriteAt = func(f *os.File, p []byte, off int64) (int, error) {
+			refused++
+			// A partial write, then the refusal.
+			k, _ := f.WriteAt(p[:len(p)/2], off)
+			return k, syscall.EINVAL
+		}
+		fallback := snapshotFile(t, body, uint64(n)+2)
+		directWriteAt = func(f *os.File, p []byte, off int64) (int, error) { return f.WriteAt(p, off) }
+		if !bytes.Equal(direct, buffered) || !bytes.Equal(direct, fallback) {
+			t.Fatalf("body of %d bytes: direct, buffered and fallback files differ (%d, %d, %d bytes)", n, len(direct), len(buffered), len(fallback))
+		}
+		if refused > 1 {
+			t.Errorf("body of %d bytes: %d direct writes after the first was refused", n, refused)
+		}
+	}
+}
+
+// On a file system that takes direct I/O (the temporary directory here
+// usually does; tmpfs does not), whole blocks are written directly.
+func TestSnapshotWriterUsesDirectIO(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "probe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := newSnapWriter(f)
+	if w.direct == nil {
+		t.Skipf("no direct I/O in %s on this system", dir)
+	}
+	block := bytes.Repeat([]byte{1, 2, 3}, snapBlock)
+	if _, err := w.Write(block); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if w.directBytes < 2*snapBlock {
+		t.Errorf("%d bytes written directly, want at least %d", w.directBytes, 2*snapBlock)
+	}
+	got, err := os.ReadFile(f.Name())
+	if err != nil || !bytes.Equal(got, block) {
+		t.Fatalf("file holds %d bytes (equal %v), %v", len(got), bytes.Equal(got, block), err)
+	}
+}
