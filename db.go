@@ -604,7 +604,15 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 // segment and deletes the segments it makes unnecessary. Writes wait while the snapshot is
 // written; searches go on. The DB checkpoints on its own after
 // Options.CheckpointRecords records or CheckpointBytes bytes, and on Close.
-func (db *DB) Checkpoint(ctx context.Context) error {
+//
+// Only Close's snapshot is written through the page cache, for the next
+// Open to read; the others go past it where the system allows
+// (store.WriteSnapshotDirect), as a later checkpoint usually replaces
+// them unread, so that writers wait less.
+func (db *DB) Checkpoint(ctx context.Context) error { return db.checkpoint(ctx, true) }
+
+// checkpoint is Checkpoint, its snapshot written with direct I/O or not.
+func (db *DB) checkpoint(ctx context.Context, direct bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -636,7 +644,11 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 		}
 		return db.uploadSnapshot(ctx, seq, f)
 	}
-	err := store.WriteSnapshot(db.dir, snapshotName, seq, db.writeState)
+	write := store.WriteSnapshot
+	if direct {
+		write = store.WriteSnapshotDirect
+	}
+	err := write(db.dir, snapshotName, seq, db.writeState)
 	if err == nil {
 		db.seq.sinceCkpt, db.seq.bytesSince = 0, 0
 	}
@@ -692,7 +704,7 @@ func (db *DB) Close() error {
 	pending := db.seq.sinceCkpt > 0 && db.seq.failed == nil && db.pg == nil
 	db.seq.mu.Unlock()
 	if pending {
-		err = db.Checkpoint(context.Background())
+		err = db.checkpoint(context.Background(), false)
 	}
 	if cpu, ok := db.bgBackend.(*kernels.CPU); ok {
 		cpu.Close()

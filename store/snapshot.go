@@ -35,15 +35,25 @@ const (
 // in dir, fsynced, renamed over name and the directory fsynced, so that
 // after a crash name holds either the previous snapshot or this one, whole.
 // An error from write aborts the snapshot and is returned wrapped;
-// the previous snapshot, if any, is left in place. Where the system allows
-// (Linux), the file's whole blocks are written with direct I/O, past the
-// page cache (snapWriter says why): the next read of the snapshot comes
-// from the disk.
+// the previous snapshot, if any, is left in place.
 //
 // name is a plain file name (no separator, not starting with '.', not a
 // WAL segment or lock file name). At most one WriteSnapshot per name may
 // run at a time; temporary files left by an earlier crash are removed.
-func WriteSnapshot(dir, name string, seq uint64, write func(io.Writer) error) (err error) {
+func WriteSnapshot(dir, name string, seq uint64, write func(io.Writer) error) error {
+	return writeSnapshot(dir, name, seq, write, false)
+}
+
+// WriteSnapshotDirect is WriteSnapshot with the file's whole blocks
+// written with direct I/O where the system allows (Linux), past the page
+// cache (snapWriter says why), for a snapshot that will likely be
+// replaced before it is read: writing it costs less, and the first read
+// of it comes from the disk and costs more.
+func WriteSnapshotDirect(dir, name string, seq uint64, write func(io.Writer) error) error {
+	return writeSnapshot(dir, name, seq, write, true)
+}
+
+func writeSnapshot(dir, name string, seq uint64, write func(io.Writer) error, direct bool) (err error) {
 	if err := checkSnapshotName(name); err != nil {
 		return err
 	}
@@ -62,7 +72,7 @@ func WriteSnapshot(dir, name string, seq uint64, write func(io.Writer) error) (e
 	if err != nil {
 		return fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	bw := newSnapWriter(tmp)
+	bw := newSnapWriter(tmp, direct)
 	defer func() {
 		if err != nil {
 			bw.closeDirect()

@@ -15,24 +15,22 @@ const directAlign = 4096
 // directAlign.
 const snapBlock = 4 << 20
 
-// snapWriter writes a snapshot file in snapBlock blocks. Where the system
-// allows, whole blocks go through a second descriptor opened with
-// O_DIRECT, past the page cache: a snapshot is written once and read
-// only by the next Open, and on a host whose memory is under pressure,
-// copying gigabytes into the page cache costs the kernel several times
-// the disk's own time (3.4 GB: 5–9 s of which 4.8–8.3 s system time,
-// against 1.5–1.7 s direct, on the development VM). Writers wait for a
-// checkpoint, so that time is theirs (a checkpoint of 1M × 768 memories
-// took 5.3–10.4 s buffered, 2.6–3.5 s direct). The kernel's cost there
-// is filling the page cache, and direct I/O moves it to the first read
-// of the file (reading a direct-written 340 MB file took 0.59 s, all
-// system time, and 0.03 s the second time): a snapshot is paid for once,
-// by the Open that reads it, not by each checkpoint that writes one
-// (`tidemark bench scale` at 100k: Open after Close 0.29–0.35 s before,
-// 0.72–0.79 s after, its snapshot read from a cold cache). The
-// unaligned tail, and every
-// block after a direct write is refused, go through the file's ordinary
-// descriptor; the bytes on disk are the same either way.
+// snapWriter writes a snapshot file in snapBlock blocks. For
+// WriteSnapshotDirect, where the system allows, whole blocks go through a
+// second descriptor opened with O_DIRECT, past the page cache. On a host
+// whose memory is under pressure, filling the page cache costs the kernel
+// several times the disk's own time (3.4 GB on the development VM: 5–9 s
+// buffered, 4.8–8.3 s of it system time, against 1.5–1.7 s direct), and
+// writers wait for a checkpoint (one of 1M × 768 memories took 5.3–10.4 s
+// buffered, 2.6–3.5 s direct). Direct I/O moves that cost to the first
+// read of the file (a direct-written 340 MB file took 0.59 s to read, all
+// system time, and 0.03 s the second time), and more: in `tidemark bench
+// scale`, with every snapshot direct, Open after Close at 1M took 6.4 s
+// against 2.9 s, its file read just before from a cold cache. So only a
+// snapshot that is likely replaced unread — the DB's background
+// checkpoints, not Close's — is written directly. The unaligned tail,
+// and every block after a direct write is refused, go through the file's
+// ordinary descriptor; the bytes on disk are the same either way.
 type snapWriter struct {
 	f      *os.File // the temporary file: the tail, fallback writes, fsync
 	direct *os.File // the same file opened with O_DIRECT; nil when not used
@@ -43,12 +41,12 @@ type snapWriter struct {
 	directBytes int64
 }
 
-// newSnapWriter writes to f, directly where openDirect allows.
-func newSnapWriter(f *os.File) *snapWriter {
+// newSnapWriter writes to f, directly when asked and openDirect allows.
+func newSnapWriter(f *os.File, direct bool) *snapWriter {
 	raw := make([]byte, snapBlock+directAlign)
 	skip := int((directAlign - uintptr(unsafe.Pointer(&raw[0]))%directAlign) % directAlign)
 	w := &snapWriter{f: f, buf: raw[skip : skip+snapBlock : skip+snapBlock]}
-	if useDirect {
+	if direct && useDirect {
 		if d, err := openDirect(f.Name()); err == nil {
 			w.direct = d
 		}

@@ -16,7 +16,7 @@ func snapshotFile(t *testing.T, body []byte, seed uint64) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(seed, 1))
-	err := WriteSnapshot(dir, "s", 7, func(w io.Writer) error {
+	err := WriteSnapshotDirect(dir, "s", 7, func(w io.Writer) error {
 		for p := body; len(p) > 0; {
 			k := min(len(p), 1+r.IntN(3*directAlign))
 			if r.IntN(20) == 0 {
@@ -79,7 +79,8 @@ func TestSnapshotDirectWrites(t *testing.T) {
 }
 
 // On a file system that takes direct I/O (the temporary directory here
-// usually does; tmpfs does not), whole blocks are written directly.
+// usually does; tmpfs does not), whole blocks are written directly when
+// asked, and not otherwise.
 func TestSnapshotWriterUsesDirectIO(t *testing.T) {
 	dir := t.TempDir()
 	f, err := os.Create(filepath.Join(dir, "probe"))
@@ -87,7 +88,7 @@ func TestSnapshotWriterUsesDirectIO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	w := newSnapWriter(f)
+	w := newSnapWriter(f, true)
 	if w.direct == nil {
 		t.Skipf("no direct I/O in %s on this system", dir)
 	}
@@ -104,5 +105,8 @@ func TestSnapshotWriterUsesDirectIO(t *testing.T) {
 	got, err := os.ReadFile(f.Name())
 	if err != nil || !bytes.Equal(got, block) {
 		t.Fatalf("file holds %d bytes (equal %v), %v", len(got), bytes.Equal(got, block), err)
+	}
+	if b := newSnapWriter(f, false); b.direct != nil {
+		t.Error("a buffered snapshot writer opened the file for direct I/O")
 	}
 }
