@@ -125,3 +125,43 @@ func ExampleRescoreMany() {
 	// query 0: 1 (sim 1.00) 3 (sim 0.77)
 	// query 1: 2 (sim 1.00) 3 (sim 0.77)
 }
+
+// The same three memories as in ExampleRescore, held in a Batch (as
+// tidemark's own column store holds them), rescored as rows with the
+// similarities an index found for them: the same ranking, read from the
+// columns where they are.
+func ExampleRescoreRows() {
+	b, err := kernels.NewBatch(2, 3)
+	if err != nil {
+		panic(err)
+	}
+	open := temporal.Window{From: -temporal.Open, To: temporal.Open}
+	for _, c := range []temporal.Candidate{
+		{ID: 101, Kind: temporal.Versioned, CreatedAt: -540, Valid: temporal.Window{From: -540, To: -180},
+			Recorded: open, HalfLife: 90, BaseConfidence: 0.90, ConfidenceFrom: -540},
+		{ID: 102, Kind: temporal.Versioned, CreatedAt: -175, Valid: temporal.Window{From: -180, To: temporal.Open},
+			Recorded: open, HalfLife: 90, BaseConfidence: 0.90, ConfidenceFrom: -175},
+		{ID: 103, Kind: temporal.Event, CreatedAt: -0.25, Valid: temporal.Window{From: -0.25, To: 1.75},
+			Recorded: open, HalfLife: 1, BaseConfidence: 0.85, ConfidenceFrom: -0.25},
+	} {
+		if err := b.Append([]float32{1, 0}, c, 0); err != nil {
+			panic(err)
+		}
+	}
+	req := kernels.RescoreRequest{Time: temporal.At(0), Params: temporal.Preset(temporal.MethodTidemark)}
+	res, err := kernels.RescoreRows(context.Background(), b, []int{0, 1, 2}, []float64{0.91, 0.84, 0.62}, &req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, r := range res.Ranked {
+		fmt.Printf("%d score %.3f state %v\n", r.ID, r.Score, r.Signals.State)
+	}
+	for _, r := range res.Removed {
+		fmt.Printf("%d removed: %v\n", r.ID, r.Reason)
+	}
+	// Output:
+	// 102 score 0.754 state VALID
+	// 103 score 0.575 state TEMPORAL
+	// 101 removed: EXPIRED_VERSIONED_DOC
+}
