@@ -608,7 +608,11 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 // Only Close's snapshot is written through the page cache, for the next
 // Open to read; the others go past it where the system allows
 // (store.WriteSnapshotDirect), as a later checkpoint usually replaces
-// them unread, so that writers wait less.
+// them unread, so that writers wait less. Close writes none when nothing
+// was logged since the last checkpoint: the next Open then reads that
+// one, and a direct-written snapshot comes from the disk (at 1M × 768 on
+// the development VM, Open took 6.4 s so against 2.9 s from the page
+// cache).
 func (db *DB) Checkpoint(ctx context.Context) error { return db.checkpoint(ctx, true) }
 
 // checkpoint is Checkpoint, its snapshot written with direct I/O or not.

@@ -235,6 +235,12 @@ func (b *Batch) checkShape() error {
 	if len(b.Vectors) != n*b.Dim {
 		return fmt.Errorf("%w: %d vector values for %d candidates of dimension %d", ErrInvalid, len(b.Vectors), n, b.Dim)
 	}
+	return b.checkMetaShape()
+}
+
+// checkMetaShape checks that every metadata column has Len() entries.
+func (b *Batch) checkMetaShape() error {
+	n := len(b.ID)
 	if len(b.Kind) != n || len(b.Status) != n || len(b.Group) != n {
 		return fmt.Errorf("%w: kind/status/group columns have %d/%d/%d entries, want %d", ErrInvalid, len(b.Kind), len(b.Status), len(b.Group), n)
 	}

@@ -119,9 +119,18 @@ func RescoreRows(ctx context.Context, b *Batch, rows []int, sims []float64, req 
 	if req.K < 0 {
 		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
 	}
-	for _, i := range rows {
+	if b == nil {
+		return RescoreResult{}, fmt.Errorf("%w: RescoreRows without a batch", ErrInvalid)
+	}
+	if err := b.checkMetaShape(); err != nil {
+		return RescoreResult{}, err
+	}
+	for k, i := range rows {
 		if uint(i) >= uint(b.Len()) {
 			return RescoreResult{}, fmt.Errorf("%w: row %d of %d", ErrInvalid, i, b.Len())
+		}
+		if s := sims[k]; math.IsNaN(s) || math.IsInf(s, 0) || s < -1.0001 || s > 1.0001 {
+			return RescoreResult{}, fmt.Errorf("%w: row %d: similarity %v is not a cosine", ErrNotFinite, i, s)
 		}
 	}
 	sc := rescorePool.Get().(*rescoreScratch)

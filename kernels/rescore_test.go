@@ -303,23 +303,37 @@ func TestRescoreRowsRejectsBadInput(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 1))
 	b := testgen.Batch(t, r, 10, 4, 1, testgen.Vector(r, 4), NewBatch, (*Batch).Append)
 	p := temporal.Preset(temporal.MethodTidemark)
+	short := testgen.Batch(t, r, 10, 4, 1, testgen.Vector(r, 4), NewBatch, (*Batch).Append)
+	short.Degree = short.Degree[:9] // a column filled by hand, one short
 	for name, c := range map[string]struct {
-		rows []int
-		sims []float64
-		req  RescoreRequest
+		rows  []int
+		sims  []float64
+		req   RescoreRequest
+		batch *Batch
 	}{
-		"row past the end": {[]int{0, 10}, []float64{0.1, 0.2}, RescoreRequest{Params: p}},
-		"negative row":     {[]int{-1}, []float64{0.1}, RescoreRequest{Params: p}},
-		"sims ≠ rows":      {[]int{0, 1}, []float64{0.1}, RescoreRequest{Params: p}},
-		"negative k":       {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, K: -1}},
-		"candidates too":   {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Candidates: []RescoreCandidate{{Sim: 0.1, HasSim: true}}}},
-		"a query vector":   {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Query: []float32{1, 0, 0, 0}}},
-		"NaN time":         {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Time: temporal.At(math.NaN())}},
-		"bad params":       {[]int{0}, []float64{0.1}, RescoreRequest{Params: temporal.Params{EventBoost: math.Inf(1)}}},
-		"group without λ":  {[]int{0}, []float64{0.1}, RescoreRequest{Params: temporal.Preset(temporal.MethodVDD)}},
+		"NaN similarity":    {[]int{0, 1}, []float64{0.1, math.NaN()}, RescoreRequest{Params: p}, nil},
+		"similarity past 1": {[]int{0}, []float64{1.5}, RescoreRequest{Params: p}, nil},
+		"infinite sim":      {[]int{0}, []float64{math.Inf(-1)}, RescoreRequest{Params: p}, nil},
+		"a short column":    {[]int{0}, []float64{0.1}, RescoreRequest{Params: p}, short},
+		"row past the end":  {[]int{0, 10}, []float64{0.1, 0.2}, RescoreRequest{Params: p}, nil},
+		"negative row":      {[]int{-1}, []float64{0.1}, RescoreRequest{Params: p}, nil},
+		"sims ≠ rows":       {[]int{0, 1}, []float64{0.1}, RescoreRequest{Params: p}, nil},
+		"negative k":        {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, K: -1}, nil},
+		"candidates too":    {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Candidates: []RescoreCandidate{{Sim: 0.1, HasSim: true}}}, nil},
+		"a query vector":    {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Query: []float32{1, 0, 0, 0}}, nil},
+		"NaN time":          {[]int{0}, []float64{0.1}, RescoreRequest{Params: p, Time: temporal.At(math.NaN())}, nil},
+		"bad params":        {[]int{0}, []float64{0.1}, RescoreRequest{Params: temporal.Params{EventBoost: math.Inf(1)}}, nil},
+		"group without λ":   {[]int{0}, []float64{0.1}, RescoreRequest{Params: temporal.Preset(temporal.MethodVDD)}, nil},
 	} {
-		if _, err := RescoreRows(context.Background(), b, c.rows, c.sims, &c.req); !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNotFinite) {
+		bb := b
+		if c.batch != nil {
+			bb = c.batch
+		}
+		if _, err := RescoreRows(context.Background(), bb, c.rows, c.sims, &c.req); !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNotFinite) {
 			t.Errorf("%s: err = %v, want ErrInvalid or ErrNotFinite", name, err)
 		}
+	}
+	if _, err := RescoreRows(context.Background(), nil, nil, nil, &RescoreRequest{Params: p}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("no batch: err = %v, want ErrInvalid", err)
 	}
 }

@@ -43,16 +43,31 @@ type snapWriter struct {
 
 // newSnapWriter writes to f, directly when asked and openDirect allows.
 func newSnapWriter(f *os.File, direct bool) *snapWriter {
-	raw := make([]byte, snapBlock+directAlign)
-	skip := int((directAlign - uintptr(unsafe.Pointer(&raw[0]))%directAlign) % directAlign)
-	w := &snapWriter{f: f, buf: raw[skip : skip+snapBlock : skip+snapBlock]}
+	w := &snapWriter{f: f}
 	if direct && useDirect {
 		if d, err := openDirect(f.Name()); err == nil {
-			w.direct = d
+			// The same file, not one renamed over its name meanwhile.
+			a, errA := f.Stat()
+			b, errB := d.Stat()
+			if errA == nil && errB == nil && os.SameFile(a, b) {
+				w.direct = d
+			} else {
+				d.Close()
+			}
 		}
 	}
+	size := bufferedBlock
+	if w.direct != nil {
+		size = snapBlock
+	}
+	raw := make([]byte, size+directAlign)
+	skip := int((directAlign - uintptr(unsafe.Pointer(&raw[0]))%directAlign) % directAlign)
+	w.buf = raw[skip : skip+size : skip+size]
 	return w
 }
+
+// bufferedBlock is the buffer of a snapWriter without direct I/O.
+const bufferedBlock = 1 << 20
 
 // useDirect turns direct writes off for tests of the fallback.
 var useDirect = true
