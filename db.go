@@ -611,7 +611,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 // them unread, so that writers wait less. Close writes none when nothing
 // was logged since the last checkpoint: the next Open then reads that
 // one, and a direct-written snapshot comes from the disk (at 1M × 768 on
-// the development VM, Open took 6.4 s so against 2.9 s from the page
+// the development VM, Open took 6.4 s against 2.9 s from the page
 // cache).
 func (db *DB) Checkpoint(ctx context.Context) error { return db.checkpoint(ctx, true) }
 
