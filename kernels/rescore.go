@@ -113,11 +113,8 @@ func RescoreRows(ctx context.Context, b *Batch, rows []int, sims []float64, req 
 	if len(sims) != len(rows) {
 		return RescoreResult{}, fmt.Errorf("%w: %d similarities for %d rows", ErrInvalid, len(sims), len(rows))
 	}
-	if len(rows) > MaxRescoreCandidates {
-		return RescoreResult{}, fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, len(rows), MaxRescoreCandidates)
-	}
-	if req.K < 0 {
-		return RescoreResult{}, fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
+	if err := checkCount(len(rows), req.K); err != nil {
+		return RescoreResult{}, err
 	}
 	if b == nil {
 		return RescoreResult{}, fmt.Errorf("%w: RescoreRows without a batch", ErrInvalid)
@@ -129,7 +126,7 @@ func RescoreRows(ctx context.Context, b *Batch, rows []int, sims []float64, req 
 		if uint(i) >= uint(b.Len()) {
 			return RescoreResult{}, fmt.Errorf("%w: row %d of %d", ErrInvalid, i, b.Len())
 		}
-		if s := sims[k]; math.IsNaN(s) || math.IsInf(s, 0) || s < -1.0001 || s > 1.0001 {
+		if s := sims[k]; !isCosine(s) {
 			return RescoreResult{}, fmt.Errorf("%w: row %d: similarity %v is not a cosine", ErrNotFinite, i, s)
 		}
 	}
@@ -137,7 +134,7 @@ func RescoreRows(ctx context.Context, b *Batch, rows []int, sims []float64, req 
 	defer rescorePool.Put(sc)
 	sc.b.Reset()
 	sc.b.gather(b, rows)
-	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+	q := req.query()
 	if err := checkTime(&sc.b, &q, &req.Params); err != nil {
 		return RescoreResult{}, err
 	}
@@ -229,16 +226,35 @@ type scored struct {
 	row   int
 }
 
+// checkCount checks a request's number of candidates and its k.
+func checkCount(n, k int) error {
+	if n > MaxRescoreCandidates {
+		return fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, n, MaxRescoreCandidates)
+	}
+	if k < 0 {
+		return fmt.Errorf("%w: k = %d", ErrInvalid, k)
+	}
+	return nil
+}
+
+// isCosine reports whether a given similarity is a cosine: finite and
+// within [−1, 1] up to float32 rounding.
+func isCosine(s float64) bool {
+	return !math.IsNaN(s) && !math.IsInf(s, 0) && s >= -1.0001 && s <= 1.0001
+}
+
+// query is the request's time context as the epilogue's Query (the
+// similarities come from elsewhere: the vector is a placeholder).
+func (req *RescoreRequest) query() Query {
+	return Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+}
+
 // prepare validates the request's size, k, time and candidates, fills the
 // metadata batch and packs the candidates' normalised vectors. allVectors
 // requires every candidate to have one.
 func (sc *rescoreScratch) prepare(req *RescoreRequest, allVectors bool) error {
-	n := len(req.Candidates)
-	if n > MaxRescoreCandidates {
-		return fmt.Errorf("%w: %d candidates, at most %d", ErrInvalid, n, MaxRescoreCandidates)
-	}
-	if req.K < 0 {
-		return fmt.Errorf("%w: k = %d", ErrInvalid, req.K)
+	if err := checkCount(len(req.Candidates), req.K); err != nil {
+		return err
 	}
 	b := &sc.b
 	b.Reset()
@@ -267,7 +283,7 @@ func (sc *rescoreScratch) prepare(req *RescoreRequest, allVectors bool) error {
 		case allVectors:
 			return fmt.Errorf("%w: candidate %d has no vector: every candidate of a batch needs one", ErrInvalid, c.Meta.ID)
 		case c.HasSim:
-			if math.IsNaN(c.Sim) || math.IsInf(c.Sim, 0) || c.Sim < -1.0001 || c.Sim > 1.0001 {
+			if !isCosine(c.Sim) {
 				return fmt.Errorf("%w: candidate %d: similarity %v is not a cosine", ErrNotFinite, c.Meta.ID, c.Sim)
 			}
 		default:
@@ -277,7 +293,7 @@ func (sc *rescoreScratch) prepare(req *RescoreRequest, allVectors bool) error {
 			return err
 		}
 	}
-	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+	q := req.query()
 	return checkTime(b, &q, &req.Params)
 }
 
@@ -332,7 +348,7 @@ func (sc *rescoreScratch) rank(ctx context.Context, req *RescoreRequest) (Rescor
 	b := &sc.b
 	n := b.Len()
 	sims := sc.sims
-	q := Query{Vector: []float32{1}, Time: req.Time, GroupLambda: req.GroupLambda}
+	q := req.query()
 	e := newEpilogue(b, &q, &req.Params)
 	e.pool = true // an explanation shows the pool-normalised similarity too
 	var res RescoreResult

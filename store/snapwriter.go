@@ -44,7 +44,7 @@ type snapWriter struct {
 // newSnapWriter writes to f, directly when asked and openDirect allows.
 func newSnapWriter(f *os.File, direct bool) *snapWriter {
 	w := &snapWriter{f: f}
-	if direct && useDirect {
+	if direct {
 		if d, err := openDirect(f.Name()); err == nil {
 			// The same file, not one renamed over its name meanwhile.
 			a, errA := f.Stat()
@@ -69,9 +69,6 @@ func newSnapWriter(f *os.File, direct bool) *snapWriter {
 // bufferedBlock is the buffer of a snapWriter without direct I/O.
 const bufferedBlock = 1 << 20
 
-// useDirect turns direct writes off for tests of the fallback.
-var useDirect = true
-
 // directWriteAt is the direct write (a test refuses it to check the
 // fallback).
 var directWriteAt = func(f *os.File, p []byte, off int64) (int, error) { return f.WriteAt(p, off) }
@@ -79,6 +76,13 @@ var directWriteAt = func(f *os.File, p []byte, off int64) (int, error) { return 
 func (w *snapWriter) Write(p []byte) (int, error) {
 	done := 0
 	for len(p) > 0 {
+		if w.direct == nil && w.n == 0 && len(p) >= len(w.buf) {
+			// Buffered I/O, nothing held and a buffer's worth or more to
+			// write: as bufio does, no copy into the buffer first.
+			k, err := w.f.WriteAt(p, w.off)
+			w.off += int64(k)
+			return done + k, err
+		}
 		k := copy(w.buf[w.n:], p)
 		w.n += k
 		done += k

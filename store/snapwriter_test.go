@@ -11,12 +11,13 @@ import (
 )
 
 // snapshotFile writes body as snapshot "s" in a new directory, in writes
-// of random sizes, and returns the file's bytes.
-func snapshotFile(t *testing.T, body []byte, seed uint64) []byte {
+// of random sizes, with direct I/O where asked and possible, and returns
+// the file's bytes.
+func snapshotFile(t *testing.T, body []byte, seed uint64, direct bool) []byte {
 	t.Helper()
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(seed, 1))
-	err := WriteSnapshotDirect(dir, "s", 7, func(w io.Writer) error {
+	err := writeSnapshot(dir, "s", 7, func(w io.Writer) error {
 		for p := body; len(p) > 0; {
 			k := min(len(p), 1+r.IntN(3*directAlign))
 			if r.IntN(20) == 0 {
@@ -28,7 +29,7 @@ func snapshotFile(t *testing.T, body []byte, seed uint64) []byte {
 			p = p[k:]
 		}
 		return nil
-	})
+	}, direct)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,10 +59,8 @@ func TestSnapshotDirectWrites(t *testing.T) {
 		for i := range body {
 			body[i] = byte(r.Uint32())
 		}
-		direct := snapshotFile(t, body, uint64(n))
-		useDirect = false
-		buffered := snapshotFile(t, body, uint64(n)+1)
-		useDirect = true
+		direct := snapshotFile(t, body, uint64(n), true)
+		buffered := snapshotFile(t, body, uint64(n)+1, false)
 		refused := 0
 		directWriteAt = func(f *os.File, p []byte, off int64) (int, error) {
 			refused++
@@ -69,7 +68,7 @@ func TestSnapshotDirectWrites(t *testing.T) {
 			k, _ := f.WriteAt(p[:len(p)/2], off)
 			return k, syscall.EINVAL
 		}
-		fallback := snapshotFile(t, body, uint64(n)+2)
+		fallback := snapshotFile(t, body, uint64(n)+2, true)
 		directWriteAt = writeAt
 		if !bytes.Equal(direct, buffered) || !bytes.Equal(direct, fallback) {
 			t.Fatalf("body of %d bytes: direct, buffered and fallback files differ (%d, %d, %d bytes)", n, len(direct), len(buffered), len(fallback))
@@ -89,9 +88,10 @@ func TestSnapshotDirectWrites(t *testing.T) {
 // writeAt is directWriteAt's own value.
 var writeAt = directWriteAt
 
-// restoreHooks puts the test hooks back when t ends, however it ends.
+// restoreHooks puts the direct-write hook back when t ends, however it
+// ends.
 func restoreHooks(t *testing.T) {
-	t.Cleanup(func() { useDirect, directWriteAt = true, writeAt })
+	t.Cleanup(func() { directWriteAt = writeAt })
 }
 
 // haveDirect says whether the test's temporary directory takes direct
