@@ -707,41 +707,35 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		}
 	}
 	c.nonFinite = nil
-	if err := c.rebuildMaps(); err != nil {
-		return nil, false, bad("ledger", err)
-	}
 	if v < 3 {
 		// Older snapshots stored the link graph; it is derived now.
 		if _, err = readFrame(r, buf); err != nil {
 			return nil, false, err
 		}
 	}
-	if c.links, err = c.buildLinks(); err != nil {
-		return nil, false, bad("links", err)
-	}
-	load := index.Load
-	if v >= 4 {
-		// The indexes were saved without their vectors: the rows hold them.
-		load = func(r io.Reader) (*index.HNSW, error) {
-			return index.LoadGraph(r, func(key uint64) []float32 {
-				if key >= uint64(c.rows.len()) {
-					return nil
-				}
-				return c.unitVector(int(key))
-			})
+	// The ledger's maps and the link graph are derived from the rows
+	// alone, while the HNSW graphs are read from the rest of the body: the
+	// two are made at once (the graphs read the rows' vectors, the maps
+	// write only their own fields of the rows: linkSplits a row's lists).
+	derived := make(chan error, 1)
+	go func() {
+		if err := c.rebuildMaps(); err != nil {
+			derived <- bad("ledger", err)
+			return
 		}
+		var err error
+		if c.links, err = c.buildLinks(); err != nil {
+			err = bad("links", err)
+		}
+		derived <- err
+	}()
+	surface, archive, err := c.loadIndexes(r, v, bad)
+	if derr := <-derived; derr != nil {
+		return nil, false, derr
 	}
-	surface, err := load(r)
 	if err != nil {
-		return nil, false, bad("surface index", err)
+		return nil, false, err
 	}
-	archive, err := load(r)
-	if err != nil {
-		return nil, false, bad("archive index", err)
-	}
-	// The int8 codes are derived from the vectors, not saved.
-	surface.Quantize()
-	archive.Quantize()
 	c.surface, c.archive = surface, archive
 	if !c.indexesAgree() {
 		if err := c.rebuildIndexes(); err != nil {
@@ -750,6 +744,35 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		rebuilt = true
 	}
 	return c, rebuilt, nil
+}
+
+// loadIndexes reads the surface and archive indexes that follow a
+// collection's rows in a snapshot of format v.
+func (c *Collection) loadIndexes(r io.Reader, v byte, bad func(string, error) error) (surface, archive *index.HNSW, err error) {
+	load := index.Load
+	if v >= 4 {
+		// The indexes were saved without their vectors: the rows hold them.
+		// Their int8 codes are made as each vector is checked.
+		load = func(r io.Reader) (*index.HNSW, error) {
+			return index.LoadGraphQuantized(r, func(key uint64) []float32 {
+				if key >= uint64(c.rows.len()) {
+					return nil
+				}
+				return c.unitVector(int(key))
+			})
+		}
+	}
+	if surface, err = load(r); err != nil {
+		return nil, nil, bad("surface index", err)
+	}
+	if archive, err = load(r); err != nil {
+		return nil, nil, bad("archive index", err)
+	}
+	// The int8 codes are derived from the vectors, not saved (from format
+	// 4 they were made as the graphs were read: Quantize does nothing).
+	surface.Quantize()
+	archive.Quantize()
+	return surface, archive, nil
 }
 
 // encodeRow writes row j (snapRow): the memory (format 2), its unit
@@ -857,7 +880,9 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 		ls.revision = int(fr.Int64Max(1 << 40))
 	}
 	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted || ls.revision != 0 {
-		rw.rowLists = &ls
+		p := new(rowLists) // only then: &ls would put every row's on the heap
+		*p = ls
+		rw.rowLists = p
 	}
 	if fr.Err() == nil && (fr.Len() != 0 || len(vec) != l.opts.Dim || ns == 0) {
 		fr.Fail(fmt.Errorf("%d trailing bytes, %d dimensions, %d beliefs", fr.Len(), len(vec), ns))

@@ -132,13 +132,16 @@ type rowText struct {
 var noText rowText
 
 // setText sets r's derived text columns, sharing noText when all are
-// zero.
+// zero (t is copied to the heap only when it is not: taking its address
+// would allocate it for every row).
 func (r *row) setText(t rowText) {
 	if t == noText {
 		r.rowText = &noText
 		return
 	}
-	r.rowText = &t
+	p := new(rowText)
+	*p = t
+	r.rowText = p
 }
 
 // rowLists are a row's links to other rows.

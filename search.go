@@ -763,9 +763,10 @@ func (c *Collection) rescoreBeliefs(ctx context.Context, q *query, beliefs []int
 		return err
 	}
 	res.Hits = slices.Grow(res.Hits, len(rr.Ranked))
-	for _, e := range rr.Ranked {
-		sig := e.Signals
-		res.Hits = append(res.Hits, c.hit(int(e.ID), e.PoolFree, sig.Sim, &sig, q))
+	sigs := make([]temporal.Signals, len(rr.Ranked)) // one allocation for the hits' explanations
+	for i, e := range rr.Ranked {
+		sigs[i] = e.Signals
+		res.Hits = append(res.Hits, c.hit(int(e.ID), e.PoolFree, e.Signals.Sim, &sigs[i], q))
 	}
 	if len(rr.Removed) == 0 {
 		return nil

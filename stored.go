@@ -60,7 +60,10 @@ func (s *storedRest) isZero() bool {
 
 // storeFields keeps m's caller fields (not its vector, not the engine's).
 func storeFields(m *Memory) stored {
-	rest := &storedRest{
+	// Built here and copied to the heap only when some field is set: most
+	// memories share noRest, and an allocation per memory that is then
+	// dropped was 340 MB of garbage for a million memories read at Open.
+	rest := storedRest{
 		Profile: m.Profile, DocID: m.DocID,
 		Version: m.Version, Chunk: m.Chunk, Start: m.Start, End: m.End,
 		Subject: m.Subject, Relation: m.Relation, Object: m.Object,
@@ -71,10 +74,12 @@ func storeFields(m *Memory) stored {
 		SplitInto: slices.Clip(m.SplitInto), SplitFrom: m.SplitFrom, SplitRule: m.SplitRule,
 		metaJSON: m.metaJSON, meta: m.Metadata,
 	}
-	if rest.isZero() {
-		rest = &noRest
+	p := &noRest
+	if !rest.isZero() {
+		p = new(storedRest)
+		*p = rest
 	}
-	return stored{ID: m.ID, Text: m.Text, Kind: m.Kind, Source: m.Source, embedded: m.embedded, storedRest: rest}
+	return stored{ID: m.ID, Text: m.Text, Kind: m.Kind, Source: m.Source, embedded: m.embedded, storedRest: p}
 }
 
 // own returns the rest for writing, first copying the shared zero.

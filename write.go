@@ -495,7 +495,10 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 
 // indexLead adds row j to the update candidates when it can be one.
 func (l *ledger) indexLead(j int) {
-	if m := l.rows.at(j).mem.memory(); keyable(&m) {
+	s := &l.rows.at(j).mem
+	// keyable's three fields, not the whole Memory: building one clones
+	// its dependencies and metadata, for every row at Open.
+	if m := (Memory{Text: s.Text, DocID: s.DocID, Kind: s.Kind}); keyable(&m) {
 		if lead := leadWords(m.Text); lead != "" {
 			l.byLead[lead] = append(l.byLead[lead], j)
 		}

@@ -917,6 +917,39 @@ func TestSaveGraphLoadGraph(t *testing.T) {
 	if !bytes.Equal(again.Bytes(), full.Bytes()) {
 		t.Fatal("LoadGraph gave another index than Save and Load")
 	}
+	// LoadGraphQuantized is LoadGraph then Quantize: the same graph, the
+	// same codes, the same code walk.
+	q, err := LoadGraphQuantized(bytes.NewReader(graph.Bytes()), vector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again.Reset()
+	if err := q.Save(&again); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again.Bytes(), full.Bytes()) {
+		t.Fatal("LoadGraphQuantized gave another graph than Save and Load")
+	}
+	g.Quantize()
+	if !q.quant || !g.quant || q.n != g.n || !slices.Equal(q.codes[:q.n*q.cstride], g.codes[:g.n*g.cstride]) {
+		t.Fatal("LoadGraphQuantized made other codes than LoadGraph and Quantize")
+	}
+	for _, v := range mix.sample(r, 20) {
+		a, err := q.Search(context.Background(), v, 10, &SearchOptions{CodeScores: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := g.Search(context.Background(), v, 10, &SearchOptions{CodeScores: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(a, b) {
+			t.Fatalf("code walks differ: %v and %v", a, b)
+		}
+	}
+	if _, err := LoadGraphQuantized(bytes.NewReader(graph.Bytes()), nil); !errors.Is(err, ErrOptions) {
+		t.Fatalf("LoadGraphQuantized without the vectors: %v", err)
+	}
 	if _, err := LoadGraph(bytes.NewReader(graph.Bytes()), func(uint64) []float32 { return nil }); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("LoadGraph without the vectors: %v", err)
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -147,14 +146,18 @@ func ReadSnapshot(dir, name string) (seq uint64, body []byte, err error) {
 }
 
 // SnapshotReader streams the body of a snapshot, checking it as it goes.
-// It is not safe for concurrent use.
+// It is not buffered: each Read reads the file (and sums what it read), so
+// a caller that reads in small pieces wraps it in a bufio.Reader, which
+// then is the only copy between the page cache and the caller (a buffer
+// here too would copy every byte once more: 3.4 GB for a million 768-d
+// memories). It is not safe for concurrent use.
 type SnapshotReader struct {
 	// Seq is the WAL sequence number the snapshot was tagged with.
 	Seq uint64
 	// Size is the length of the body in bytes.
 	Size int64
 	f    *os.File
-	r    *bufio.Reader
+	r    io.Reader
 }
 
 // OpenSnapshot opens the snapshot name in dir and checks its header and
@@ -208,7 +211,7 @@ func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
 	h := crc32.New(castagnoli)
 	h.Write(hdr[:])
 	body := &checkedBody{r: io.NewSectionReader(f, snapHeaderSize, n), h: h, tail: trailer[:8], want: want, name: name}
-	return &SnapshotReader{Seq: seq, Size: n, f: f, r: bufio.NewReaderSize(body, 1<<20)}, nil
+	return &SnapshotReader{Seq: seq, Size: n, f: f, r: body}, nil
 }
 
 // checkedBody reads a snapshot's body through its CRC: at the end it adds
