@@ -31,12 +31,22 @@ const snapBlock = 4 << 20
 // checkpoints, not Close's — is written directly. The unaligned tail,
 // and every block after a direct write is refused, go through the file's
 // ordinary descriptor; the bytes on disk are the same either way.
+//
+// The writer fills one block while the block before it is written, on
+// another goroutine: a checkpoint's encoding and its disk writes overlap
+// (a 1M × 768 checkpoint spent about 1.6 s encoding and 1.7 s waiting for
+// the disk, one after the other).
 type snapWriter struct {
 	f      *os.File // the temporary file: the tail, fallback writes, fsync
 	direct *os.File // the same file opened with O_DIRECT; nil when not used
-	buf    []byte   // snapBlock bytes, directAlign-aligned
+	buf    []byte   // the block being filled, directAlign-aligned
+	spare  []byte   // the other block: being written while pending is set
 	n      int      // bytes in buf
 	off    int64    // file offset of buf[0]
+	// pending receives the result of the block being written; nil when
+	// none is. While it is set, only that write uses direct and
+	// directBytes.
+	pending chan error
 	// directBytes counts the bytes written with direct I/O (tests).
 	directBytes int64
 }
@@ -60,13 +70,18 @@ func newSnapWriter(f *os.File, direct bool) *snapWriter {
 	if w.direct != nil {
 		size = snapBlock
 	}
-	raw := make([]byte, size+directAlign)
-	skip := int((directAlign - uintptr(unsafe.Pointer(&raw[0]))%directAlign) % directAlign)
-	w.buf = raw[skip : skip+size : skip+size]
+	w.buf, w.spare = alignedBlock(size), alignedBlock(size)
 	return w
 }
 
-// bufferedBlock is the buffer of a snapWriter without direct I/O.
+// alignedBlock returns size bytes starting at a directAlign boundary.
+func alignedBlock(size int) []byte {
+	raw := make([]byte, size+directAlign)
+	skip := int((directAlign - uintptr(unsafe.Pointer(&raw[0]))%directAlign) % directAlign)
+	return raw[skip : skip+size : skip+size]
+}
+
+// bufferedBlock is the block of a snapWriter without direct I/O.
 const bufferedBlock = 1 << 20
 
 // directWriteAt is the direct write (a test refuses it to check the
@@ -76,19 +91,12 @@ var directWriteAt = func(f *os.File, p []byte, off int64) (int, error) { return 
 func (w *snapWriter) Write(p []byte) (int, error) {
 	done := 0
 	for len(p) > 0 {
-		if w.direct == nil && w.n == 0 && len(p) >= len(w.buf) {
-			// Buffered I/O, nothing held and a buffer's worth or more to
-			// write: as bufio does, no copy into the buffer first.
-			k, err := w.f.WriteAt(p, w.off)
-			w.off += int64(k)
-			return done + k, err
-		}
 		k := copy(w.buf[w.n:], p)
 		w.n += k
 		done += k
 		p = p[k:]
 		if w.n == len(w.buf) {
-			if err := w.writeOut(w.n); err != nil {
+			if err := w.handOff(); err != nil {
 				return done, err
 			}
 		}
@@ -96,50 +104,78 @@ func (w *snapWriter) Write(p []byte) (int, error) {
 	return done, nil
 }
 
-// writeOut writes buf[:n] at off, directly when n is aligned and direct
-// I/O is on, and moves what is left of buf to its start.
-func (w *snapWriter) writeOut(n int) error {
-	p := w.buf[:n]
-	if w.direct != nil && n%directAlign == 0 && n > 0 {
-		k, err := directWriteAt(w.direct, p, w.off)
-		if err == nil {
-			w.directBytes += int64(k)
-		} else {
-			// Refused (an alignment this device does not take, a file
-			// system without direct I/O): the rest goes through the
-			// page cache, from where the direct write stopped.
-			w.direct.Close()
-			w.direct = nil
-			if _, err := w.f.WriteAt(p[k:], w.off+int64(k)); err != nil {
-				return err
-			}
-		}
-	} else if _, err := w.f.WriteAt(p, w.off); err != nil {
+// handOff starts writing the full block on another goroutine, once the
+// block before it is written, and goes on filling the other one. An error
+// of that write is returned by the next handOff or by finish.
+func (w *snapWriter) handOff() error {
+	if err := w.wait(); err != nil {
 		return err
 	}
-	w.off += int64(n)
-	w.n = copy(w.buf, w.buf[n:w.n])
+	block, off := w.buf, w.off
+	done := make(chan error, 1)
+	go func() { done <- w.writeBlock(block, off) }()
+	w.pending = done
+	w.off += int64(len(block))
+	w.buf, w.spare, w.n = w.spare, block, 0
 	return nil
 }
 
-// finish writes what is buffered: its aligned part like a block, the
-// rest through the page cache. The caller then syncs and closes f.
+// wait waits for the block being written, if any, and returns its error.
+func (w *snapWriter) wait() error {
+	if w.pending == nil {
+		return nil
+	}
+	err := <-w.pending
+	w.pending = nil
+	return err
+}
+
+// writeBlock writes p at off, directly when p is aligned and direct I/O is
+// on.
+func (w *snapWriter) writeBlock(p []byte, off int64) error {
+	if w.direct != nil && len(p)%directAlign == 0 && len(p) > 0 {
+		k, err := directWriteAt(w.direct, p, off)
+		if err == nil {
+			w.directBytes += int64(k)
+			return nil
+		}
+		// Refused (an alignment this device does not take, a file
+		// system without direct I/O): the rest goes through the page
+		// cache, from where the direct write stopped.
+		w.direct.Close()
+		w.direct = nil
+		_, err = w.f.WriteAt(p[k:], off+int64(k))
+		return err
+	}
+	_, err := w.f.WriteAt(p, off)
+	return err
+}
+
+// finish writes what is buffered, once the block before it is written:
+// its aligned part like a block, the rest through the page cache. The
+// caller then syncs and closes f.
 func (w *snapWriter) finish() error {
-	if a := w.n / directAlign * directAlign; a > 0 {
-		if err := w.writeOut(a); err != nil {
+	if err := w.wait(); err != nil {
+		return err
+	}
+	a := w.n / directAlign * directAlign
+	for _, p := range [][]byte{w.buf[:a], w.buf[a:w.n]} {
+		if len(p) == 0 {
+			continue
+		}
+		if err := w.writeBlock(p, w.off); err != nil {
 			return err
 		}
+		w.off += int64(len(p))
 	}
-	if w.n > 0 {
-		if err := w.writeOut(w.n); err != nil {
-			return err
-		}
-	}
+	w.n = 0
 	return w.closeDirect()
 }
 
-// closeDirect closes the direct descriptor, if any.
+// closeDirect waits for the block being written, if any, and closes the
+// direct descriptor, if any.
 func (w *snapWriter) closeDirect() error {
+	w.wait()
 	if w.direct == nil {
 		return nil
 	}

@@ -6,8 +6,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // snapshotFile writes body as snapshot "s" in a new directory, in writes
@@ -142,4 +144,73 @@ func TestSnapshotWriterUsesDirectIO(t *testing.T) {
 	if b := newSnapWriter(f, false); b.direct != nil {
 		t.Error("a buffered snapshot writer opened the file for direct I/O")
 	}
+}
+
+// A block is written while the next one is filled, and an error of that
+// write comes back from a later Write (or from finish).
+func TestSnapshotWriterOverlapsWrites(t *testing.T) {
+	restoreHooks(t)
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "overlap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := newSnapWriter(f, true)
+	if w.direct == nil {
+		t.Skipf("no direct I/O in %s on this system", dir)
+	}
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	directWriteAt = func(d *os.File, p []byte, off int64) (int, error) {
+		started <- struct{}{}
+		<-release
+		return writeAt(d, p, off)
+	}
+	block := bytes.Repeat([]byte{7, 8, 9}, snapBlock/3+1)[:snapBlock]
+	filled := make(chan error, 1)
+	go func() {
+		if _, err := w.Write(block); err != nil {
+			filled <- err
+			return
+		}
+		<-started // the first block's write has begun and waits for release
+		_, err := w.Write(block[:snapBlock-1])
+		filled <- err
+	}()
+	select {
+	case err := <-filled:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("filling the second block waited for the first block's write")
+	}
+	close(release)
+	if err := w.finish(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(f.Name())
+	if want := append(slices.Clip(block), block[:snapBlock-1]...); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("file holds %d bytes (equal %v), %v; want %d", len(got), bytes.Equal(got, want), err, len(want))
+	}
+
+	// A block whose write fails (refused directly, and the ordinary
+	// descriptor closed under it): the next Write says so.
+	g, err := os.Create(filepath.Join(dir, "failing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w = newSnapWriter(g, true)
+	directWriteAt = func(*os.File, []byte, int64) (int, error) {
+		g.Close()
+		return 0, syscall.EINVAL
+	}
+	if _, err := w.Write(block); err != nil {
+		t.Fatalf("the first block's Write: %v (its write runs after it returns)", err)
+	}
+	if _, err := w.Write(block); err == nil {
+		t.Fatal("Write after a block whose write failed: no error")
+	}
+	w.closeDirect()
 }

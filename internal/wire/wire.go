@@ -63,6 +63,20 @@ func (w *Writer) Uint32(x uint32) { w.B = binary.LittleEndian.AppendUint32(w.B, 
 func (w *Writer) Uint64(x uint64) { w.B = binary.LittleEndian.AppendUint64(w.B, x) }
 
 // Float32s appends v with its length, 4 little-endian bytes a value.
+// Float32sApart writes what Float32s writes, but leaves the elements to
+// the caller where it can: on a little-endian machine it writes only the
+// count and returns v's memory, the bytes Float32s would have appended
+// next, for the caller to write after w.B without copying them into it;
+// elsewhere it writes all of it, as Float32s, and returns nil.
+func (w *Writer) Float32sApart(v []float32) []byte {
+	if !littleEndian {
+		w.Float32s(v)
+		return nil
+	}
+	w.Uvarint(uint64(len(v)))
+	return float32Bytes(v)
+}
+
 func (w *Writer) Float32s(v []float32) {
 	w.Uvarint(uint64(len(v)))
 	off := len(w.B)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -69,5 +70,27 @@ func TestHostileInput(t *testing.T) {
 	r = NewReader([]byte{2, 0xff, 0xfe})
 	if r.String(10); r.Err() == nil {
 		t.Fatal("invalid UTF-8 accepted")
+	}
+}
+
+// Float32sApart's bytes and what it returns are what Float32s writes, and
+// what it returns is the slice's own memory (no copy) where it returns
+// anything.
+func TestFloat32sApart(t *testing.T) {
+	v := []float32{1.5, -2, float32(math.Pi), 0, float32(math.Inf(1))}
+	var whole, apart Writer
+	whole.String("before")
+	apart.String("before")
+	whole.Float32s(v)
+	raw := apart.Float32sApart(v)
+	if got := append(append([]byte(nil), apart.B...), raw...); string(got) != string(whole.B) {
+		t.Fatalf("Float32sApart wrote %x and returned %x; Float32s wrote %x", apart.B, raw, whole.B)
+	}
+	if littleEndian && (len(raw) != 4*len(v) || &raw[0] != (*byte)(unsafe.Pointer(&v[0]))) {
+		t.Fatal("Float32sApart copied the elements on a little-endian machine")
+	}
+	r := NewReader(whole.B)
+	if r.String(10) != "before" || len(r.Float32s(10, nil)) != len(v) || r.Err() != nil {
+		t.Fatalf("reading it back: %v", r.Err())
 	}
 }
