@@ -62,6 +62,7 @@
 // back without rebuilding the graph. [HNSW.SaveGraph] and [LoadGraph] do
 // the same without the vectors, for a caller that keeps them (the
 // engine's ledger does), and the int8 codes are never saved:
-// [HNSW.Quantize] makes them again. A truncated or corrupt file is an error
+// [HNSW.Quantize] makes them again, or [LoadGraphQuantized] as it reads
+// the graph and checks each vector. A truncated or corrupt file is an error
 // wrapping [ErrCorrupt], never a panic.
 package index
