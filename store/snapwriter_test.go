@@ -113,20 +113,28 @@ func probeDirect(t *testing.T) bool {
 	return w.direct != nil
 }
 
-// On a file system that takes direct I/O (the temporary directory here
-// usually does; tmpfs does not), whole blocks are written directly when
-// asked, and not otherwise.
-func TestSnapshotWriterUsesDirectIO(t *testing.T) {
-	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "probe"))
+// directSnapWriter creates file name in dir, closed when t ends, and a
+// snapshot writer of it with direct I/O; it skips t where the system has
+// none there.
+func directSnapWriter(t *testing.T, dir, name string) (*os.File, *snapWriter) {
+	t.Helper()
+	f, err := os.Create(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	w := newSnapWriter(f, true)
 	if w.direct == nil {
 		t.Skipf("no direct I/O in %s on this system", dir)
 	}
+	return f, w
+}
+
+// On a file system that takes direct I/O (the temporary directory here
+// usually does; tmpfs does not), whole blocks are written directly when
+// asked, and not otherwise.
+func TestSnapshotWriterUsesDirectIO(t *testing.T) {
+	f, w := directSnapWriter(t, t.TempDir(), "probe")
 	block := bytes.Repeat([]byte{1, 2, 3}, snapBlock)
 	if _, err := w.Write(block); err != nil {
 		t.Fatal(err)
@@ -151,15 +159,7 @@ func TestSnapshotWriterUsesDirectIO(t *testing.T) {
 func TestSnapshotWriterOverlapsWrites(t *testing.T) {
 	restoreHooks(t)
 	dir := t.TempDir()
-	f, err := os.Create(filepath.Join(dir, "overlap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	w := newSnapWriter(f, true)
-	if w.direct == nil {
-		t.Skipf("no direct I/O in %s on this system", dir)
-	}
+	f, w := directSnapWriter(t, dir, "overlap")
 	started, release := make(chan struct{}, 4), make(chan struct{})
 	directWriteAt = func(d *os.File, p []byte, off int64) (int, error) {
 		started <- struct{}{}
