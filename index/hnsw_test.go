@@ -947,6 +947,11 @@ func TestSaveGraphLoadGraph(t *testing.T) {
 			t.Fatalf("code walks differ: %v and %v", a, b)
 		}
 	}
+	// A full file (Save) read through it is coded too.
+	fq, err := LoadGraphQuantized(bytes.NewReader(full.Bytes()), vector)
+	if err != nil || !fq.quant || !slices.Equal(fq.codes[:fq.n*fq.cstride], g.codes[:g.n*g.cstride]) {
+		t.Fatalf("LoadGraphQuantized of a file with its vectors: %v, codes made %v", err, err == nil && fq.quant)
+	}
 	if _, err := LoadGraphQuantized(bytes.NewReader(graph.Bytes()), nil); !errors.Is(err, ErrOptions) {
 		t.Fatalf("LoadGraphQuantized without the vectors: %v", err)
 	}

@@ -176,12 +176,19 @@ func LoadGraph(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 // LoadGraphQuantized is LoadGraph and then Quantize in one pass over the
 // vectors: each node's int8 code is made as LoadGraph checks the node's
 // vector, while it is in cache, instead of in a second pass that reads
-// every vector from memory again (3 GB for a million 768-d vectors).
+// every vector from memory again (3 GB for a million 768-d vectors). Like
+// LoadGraph it also reads a file Save wrote, with its vectors; the codes
+// of such an index are made after it is read.
 func LoadGraphQuantized(r io.Reader, vector func(key uint64) []float32) (*HNSW, error) {
 	if vector == nil {
 		return nil, fmt.Errorf("%w: LoadGraphQuantized needs the vectors", ErrOptions)
 	}
-	return load(r, vector, true)
+	h, err := load(r, vector, true)
+	if err != nil {
+		return nil, err
+	}
+	h.Quantize() // a file with its own vectors (Save) is coded after; otherwise done already
+	return h, nil
 }
 
 func load(r io.Reader, vector func(key uint64) []float32, quantize bool) (*HNSW, error) {
