@@ -523,17 +523,24 @@ func recordFormat(v byte) byte {
 // maxFrame bounds one frame of a snapshot (a row with a 1 GiB text).
 const maxFrame = 1 << 31
 
-func writeFrame(w io.Writer, parts ...[]byte) error {
+// frameWriter writes snapshot frames to w: a uvarint length, then the
+// frame's parts. Its header buffer lives with it (one allocation per
+// snapshot, not one per frame, as a local passed to an io.Writer would).
+type frameWriter struct {
+	w   io.Writer
+	hdr [binary.MaxVarintLen64]byte
+}
+
+func (fw *frameWriter) write(parts ...[]byte) error {
 	n := 0
 	for _, p := range parts {
 		n += len(p)
 	}
-	var hdr [binary.MaxVarintLen64]byte
-	if _, err := w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(n))]); err != nil {
+	if _, err := fw.w.Write(fw.hdr[:binary.PutUvarint(fw.hdr[:], uint64(n))]); err != nil {
 		return err
 	}
 	for _, p := range parts {
-		if _, err := w.Write(p); err != nil {
+		if _, err := fw.w.Write(p); err != nil {
 			return err
 		}
 	}
@@ -566,7 +573,7 @@ func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
 // writeState writes every collection (db.seq.mu held: no record is
 // applied meanwhile) to w, which should buffer (the snapshot writer of
 // package store does, and a staged upload's bufio.Writer): a frame is a
-// write or three.
+// few small writes.
 func (db *DB) writeState(w io.Writer) error {
 	var hw wire.Writer
 	hw.Uvarint(snapshotVersion)
@@ -636,7 +643,8 @@ func (c *Collection) writeState(w io.Writer) error {
 	encodeCollOpts(&f, &c.opts)
 	f.Float64(c.lastTx)
 	f.Uvarint(uint64(c.rows.len()))
-	if err := writeFrame(w, f.B); err != nil {
+	fw := &frameWriter{w: w}
+	if err := fw.write(f.B); err != nil {
 		return err
 	}
 	for j := range c.rows.len() {
@@ -644,18 +652,18 @@ func (c *Collection) writeState(w io.Writer) error {
 		// The vector's bytes go from the column store to w, not through
 		// f.B (3 GB copied once less for a million 768-d rows).
 		vec, split := c.encodeRow(&f, j)
-		if err := writeFrame(w, f.B[:split], vec, f.B[split:]); err != nil {
+		if err := fw.write(f.B[:split], vec, f.B[split:]); err != nil {
 			return err
 		}
 	}
 	f.B = f.B[:0]
 	c.encodeTail(&f)
-	if err := writeFrame(w, f.B); err != nil {
+	if err := fw.write(f.B); err != nil {
 		return err
 	}
 	f.B = f.B[:0]
 	c.encodeDrift(&f)
-	if err := writeFrame(w, f.B); err != nil {
+	if err := fw.write(f.B); err != nil {
 		return err
 	}
 	// The indexes without their vectors: the rows hold them.
@@ -760,10 +768,18 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 // loadIndexes reads the surface and archive indexes that follow a
 // collection's rows in a snapshot of format v.
 func (c *Collection) loadIndexes(r io.Reader, v byte, bad func(string, error) error) (surface, archive *index.HNSW, err error) {
-	load := index.Load
+	// The int8 codes are derived from the vectors, not saved: both loaders
+	// make them.
+	load := func(r io.Reader) (*index.HNSW, error) {
+		h, err := index.Load(r)
+		if err == nil {
+			h.Quantize()
+		}
+		return h, err
+	}
 	if v >= 4 {
 		// The indexes were saved without their vectors: the rows hold them.
-		// Their int8 codes are made as each vector is checked.
+		// The codes are made as each vector is checked.
 		load = func(r io.Reader) (*index.HNSW, error) {
 			return index.LoadGraphQuantized(r, func(key uint64) []float32 {
 				if key >= uint64(c.rows.len()) {
@@ -779,10 +795,6 @@ func (c *Collection) loadIndexes(r io.Reader, v byte, bad func(string, error) er
 	if archive, err = load(r); err != nil {
 		return nil, nil, bad("archive index", err)
 	}
-	// The int8 codes are derived from the vectors, not saved (from format
-	// 4 they were made as the graphs were read: Quantize does nothing).
-	surface.Quantize()
-	archive.Quantize()
 	return surface, archive, nil
 }
 

@@ -15,7 +15,8 @@ const directAlign = 4096
 // directAlign.
 const snapBlock = 4 << 20
 
-// snapWriter writes a snapshot file in snapBlock blocks. For
+// snapWriter writes a snapshot file in blocks (snapBlock with direct I/O,
+// bufferedBlock without). For
 // WriteSnapshotDirect, where the system allows, whole blocks go through a
 // second descriptor opened with O_DIRECT, past the page cache. On a host
 // whose memory is under pressure, filling the page cache costs the kernel
