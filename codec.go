@@ -857,6 +857,7 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) (vec []byte, split int) {
 // ledger (addRow). Its buffers are reused from row to row.
 type parsedRow struct {
 	rw     row
+	num    rowNum // rw's numbers until addRow copies them
 	vec    []float32
 	hashes [][sha256.Size]byte // of rw's aliases, in order
 	finite bool                // no NaN or infinity in vec
@@ -866,7 +867,8 @@ type parsedRow struct {
 // rows into p, reading nothing of the ledger but its options, so that rows
 // may be parsed concurrently (decodeRows); fr.Err says what is wrong.
 func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
-	p.rw = row{}
+	p.num = rowNum{}
+	p.rw = row{rowNum: &p.num}
 	rw := &p.rw
 	m := decodeMemory(fr, recordFormat(v))
 	rw.mem = storeFields(&m)
@@ -882,9 +884,14 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 	rw.status = temporal.Status(fr.Byte())
 	rw.supersededBy = int(fr.Int(-1, int64(nrows)-1))
 	ns := fr.Count(1<<20, 32)
-	for range ns {
-		rw.states = append(rw.states, state{valid: temporal.Window{From: fr.Float64(), To: fr.Float64()},
-			recorded: temporal.Window{From: fr.Float64(), To: fr.Float64()}})
+	for i := range ns {
+		st := state{valid: temporal.Window{From: fr.Float64(), To: fr.Float64()},
+			recorded: temporal.Window{From: fr.Float64(), To: fr.Float64()}}
+		if i == 0 && ns == 1 {
+			rw.setState(st)
+		} else {
+			rw.states = append(rw.states, st)
+		}
 	}
 	var ls rowLists
 	ls.supersedes = readInts(fr, nrows)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/tidemark/tidemark/embed"
 	"github.com/tidemark/tidemark/index"
@@ -83,20 +84,40 @@ type state struct {
 	valid, recorded temporal.Window
 }
 
-// row is one stored memory.
+// row is one stored memory: the parts that hold Go pointers (its
+// memory's strings, its states and beliefs, its text and list columns)
+// on the Go heap, and everything else (rowNum) off it, in the row table's
+// off-heap array (rowTable). rowNum's fields are promoted through the
+// pointer, so they read and write as the row's own (r.rec).
 type row struct {
-	mem  stored // the caller's fields (the vector lives in the batch)
-	hash [sha256.Size]byte
-
-	rec, effFrom, created float64
-	givenFrom, givenTo    float64
-	states                []state
-	beliefs               []int // batch rows, one per state
+	*rowNum
+	mem stored // the caller's fields (the vector lives in the batch)
+	// states and beliefs (batch rows, one per state) are one element long
+	// for most rows: they then point at st0 and b0 in rowNum, with room
+	// for no more, so that an append moves them to the heap.
+	states  []state
+	beliefs []int
 
 	// The text, document and key columns, promoted from one pointer that
 	// every row without any shares (a memory of a vector alone has
 	// none): read them as fields, write them through setText.
 	*rowText
+
+	// The lists, promoted from one pointer that every row without any
+	// shares (most never have one): read them as fields, write them
+	// through lists.
+	*rowLists
+}
+
+// rowNum is the part of a row without Go pointers. The row table keeps
+// it off the Go heap (package offheap), so the garbage collector neither
+// scans it nor counts it in its heap goal, whose headroom would otherwise
+// double it: 184 of a row's 304 bytes (with the first state and belief).
+type rowNum struct {
+	hash [sha256.Size]byte
+
+	rec, effFrom, created float64
+	givenFrom, givenTo    float64
 
 	supersededBy int // -1 when current
 	hasFrom      bool
@@ -113,10 +134,40 @@ type row struct {
 	// penalty).
 	penalty float64
 
-	// The lists, promoted from one pointer that every row without any
-	// shares (most never have one): read them as fields, write them
-	// through lists.
-	*rowLists
+	// st0 and b0 hold the first state and belief while they are the only
+	// ones (row.setState, row.addBelief).
+	st0 state
+	b0  int
+}
+
+// setState makes st the row's only state (st0).
+func (r *row) setState(st state) {
+	r.st0 = st
+	r.states = unsafe.Slice(&r.st0, 1)
+}
+
+// addBelief appends batch row b to the row's beliefs: into b0 for the
+// first.
+func (r *row) addBelief(b int) {
+	if len(r.beliefs) == 0 {
+		r.b0 = b
+		r.beliefs = unsafe.Slice(&r.b0, 1)
+		return
+	}
+	r.beliefs = append(r.beliefs, b)
+}
+
+// moveNum points r at num, a copy of its rowNum, along with the states
+// and beliefs that lived in the old one.
+func (r *row) moveNum(num *rowNum) {
+	old := r.rowNum
+	r.rowNum = num
+	if len(r.states) == 1 && &r.states[0] == &old.st0 {
+		r.states = unsafe.Slice(&num.st0, 1)
+	}
+	if len(r.beliefs) == 1 && &r.beliefs[0] == &old.b0 {
+		r.beliefs = unsafe.Slice(&num.b0, 1)
+	}
 }
 
 // rowText is what a row derives from its memory's text, document and

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/tidemark/tidemark/internal/links"
 	"github.com/tidemark/tidemark/internal/offheap"
@@ -93,13 +94,24 @@ type ledger struct {
 // rowTable holds the rows in fixed chunks of rowChunk: appending never
 // copies the rows already there (a slice of 100k rows of about a
 // kilobyte grown by append copied some 500 MB while loading, and held the
-// old and the new array at once), and a row's address is stable.
+// old and the new array at once), and a row's address is stable. Each
+// row's pointer-free part (rowNum) lives in nums, off the Go heap, row j
+// at nums[j·numWords:].
 type rowTable struct {
 	chunks []*[rowChunk]row
 	n      int
+	nums   *offheap.Array[uint64]
 }
 
 const rowChunk = 1024
+
+// numWords is the 8-byte words of a rowNum.
+const numWords = int(unsafe.Sizeof(rowNum{}) / 8)
+
+// numReserve is the address space the rows' numbers reserve (no memory
+// until used): some 50 million rows before the array moves (add then
+// points every row at its new place).
+const numReserve = 8 << 30
 
 // len returns the number of rows.
 func (t *rowTable) len() int { return t.n }
@@ -118,7 +130,7 @@ func (t *rowTable) at(j int) *row {
 //go:noinline
 func rowOutOfRange(j, n int) { panic(fmt.Sprintf("tidemark: row %d of %d", j, n)) }
 
-// add appends r.
+// add appends r, copying its rowNum into the table (r's own is not kept).
 func (t *rowTable) add(r row) {
 	if r.rowLists == nil {
 		r.rowLists = &noLists
@@ -129,8 +141,41 @@ func (t *rowTable) add(r row) {
 	if t.n%rowChunk == 0 {
 		t.chunks = append(t.chunks, new([rowChunk]row))
 	}
+	num := t.growNums()
+	if r.rowNum != nil {
+		*num = *r.rowNum
+		r.moveNum(num)
+	} else {
+		r.rowNum = num
+	}
 	t.chunks[t.n/rowChunk][t.n%rowChunk] = r
 	t.n++
+}
+
+// growNums makes room for row t.n's numbers and returns them, zeroed.
+// Where the array moves (past its reservation, or on the heap fallback of
+// package offheap) the rows before are pointed at their new place.
+func (t *rowTable) growNums() *rowNum {
+	if t.nums == nil {
+		t.nums = offheap.New[uint64](numReserve)
+	}
+	need := (t.n + 1) * numWords
+	before := t.nums.Slice()
+	words := t.nums.Grow(need)
+	if len(before) > 0 && unsafe.SliceData(before) != unsafe.SliceData(words) {
+		for j := range t.n {
+			t.at(j).moveNum(numAt(words, j))
+		}
+	}
+	t.nums.Populate(need)
+	num := numAt(words, t.n)
+	*num = rowNum{}
+	return num
+}
+
+// numAt is row j's numbers in words.
+func numAt(words []uint64, j int) *rowNum {
+	return (*rowNum)(unsafe.Pointer(&words[j*numWords]))
 }
 
 // vectorReserve is the address space a collection's vectors reserve (no

@@ -226,8 +226,8 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 		// anything from now on; the new version takes its own place.
 		l.leaveChains(prev, tx, false)
 	}
-	r := row{mem: storeFields(m), hash: h, supersededBy: -1, status: temporal.Unconsolidated,
-		access: float64(m.Access), positive: float64(m.Positive), negative: float64(m.Negative)}
+	r := row{rowNum: &rowNum{hash: h, supersededBy: -1, status: temporal.Unconsolidated,
+		access: float64(m.Access), positive: float64(m.Positive), negative: float64(m.Negative)}, mem: storeFields(m)}
 	r.derive()
 	r.rec = tx
 	if !m.RecordedAt.IsZero() {
@@ -246,8 +246,8 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 	default:
 		r.created = r.rec
 	}
-	r.states = []state{{valid: temporal.Window{From: r.givenFrom, To: r.givenTo},
-		recorded: temporal.Window{From: r.rec, To: temporal.Open}}}
+	r.setState(state{valid: temporal.Window{From: r.givenFrom, To: r.givenTo},
+		recorded: temporal.Window{From: r.rec, To: temporal.Open}})
 
 	// Exact duplicate: same text, kind, windows, fact and document chunk as
 	// a current memory → reinforce it. (Not a new version of an id: its
@@ -573,5 +573,5 @@ func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	b.Positive = append(b.Positive, float32(r.positive))
 	b.Negative = append(b.Negative, float32(r.negative))
 	b.Degree = append(b.Degree, float32(r.degree))
-	r.beliefs = append(r.beliefs, n)
+	r.addBelief(n)
 }
