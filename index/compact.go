@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Compact repairs the graph around deleted nodes and removes them: every
@@ -99,9 +100,10 @@ func (h *HNSW) renumber(order []uint32) {
 		h.byKey.put(oldKeys[id], nid, h.keys)
 		copyList(h.links0[int(nid)*(h.m0+1):int(nid+1)*(h.m0+1)], oldLinks0[int(id)*(h.m0+1):int(id+1)*(h.m0+1)])
 		if l := int(oldLevels[id]); l > 0 {
-			h.upper[nid] = make([]uint32, l*(h.m+1))
+			u := h.newUpper(nid, l)
+			ou := unsafe.Slice((*uint32)(oldUpper[id]), l*(h.m+1))
 			for lv := 0; lv < l; lv++ {
-				copyList(h.upper[nid][lv*(h.m+1):(lv+1)*(h.m+1)], oldUpper[id][lv*(h.m+1):(lv+1)*(h.m+1)])
+				copyList(u[lv*(h.m+1):(lv+1)*(h.m+1)], ou[lv*(h.m+1):(lv+1)*(h.m+1)])
 			}
 		}
 		if int(oldLevels[id]) > topLevel {

@@ -189,7 +189,10 @@ type HNSW struct {
 	clines  int // cache lines per code to prefetch
 	codes   []int8
 	links0  []uint32   // per node: count, then 2M ids
-	upper   [][]uint32 // per node: for levels 1…L, count then M ids
+	// upper[id] is node id's lists on levels 1…levels[id], each a count
+	// then M ids (upperLists), nil at level 0: a pointer and not a slice,
+	// since most nodes have no upper levels (16 bytes a node less).
+	upper []unsafe.Pointer
 	levels  []uint8
 	keys    []uint64
 	dead    []uint32 // tombstone bits
@@ -331,7 +334,7 @@ func (h *HNSW) grow(capacity int) {
 		h.vecs = h.vecMem.Grow(capacity * h.dim)[:capacity*h.dim]
 	}
 	h.links0 = h.linkMem.Grow(capacity * (h.m0 + 1))[:capacity*(h.m0+1)]
-	upper := make([][]uint32, capacity)
+	upper := make([]unsafe.Pointer, capacity)
 	copy(upper, h.upper)
 	levels := make([]uint8, capacity)
 	copy(levels, h.levels)
@@ -495,7 +498,20 @@ func (h *HNSW) list(id uint32, level int) []uint32 {
 		return h.links0[o : o+h.m0+1 : o+h.m0+1]
 	}
 	o := (level - 1) * (h.m + 1)
-	return h.upper[id][o : o+h.m+1 : o+h.m+1]
+	return h.upperLists(id)[o : o+h.m+1 : o+h.m+1]
+}
+
+// upperLists is node id's lists on its levels above 0 (empty at level 0).
+func (h *HNSW) upperLists(id uint32) []uint32 {
+	return unsafe.Slice((*uint32)(h.upper[id]), int(h.levels[id])*(h.m+1))
+}
+
+// newUpper gives node id, at level ≥ 1, empty upper lists and returns
+// them.
+func (h *HNSW) newUpper(id uint32, level int) []uint32 {
+	u := make([]uint32, level*(h.m+1))
+	h.upper[id] = unsafe.Pointer(unsafe.SliceData(u))
+	return u
 }
 
 func (h *HNSW) lock(id uint32) *sync.Mutex { return &h.locks[id%lockStripes] }
@@ -569,7 +585,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	h.setCode(id)
 	h.levels[id], h.keys[id] = uint8(level), key
 	if level > 0 {
-		h.upper[id] = make([]uint32, level*(h.m+1))
+		h.newUpper(id, level)
 	}
 	h.byKey.put(key, id, h.keys) // absent: checked above, under allocMu
 	h.n++

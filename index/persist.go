@@ -85,7 +85,7 @@ func (h *HNSW) save(w io.Writer, vectors bool) error {
 		u32(x)
 	}
 	for id := 0; id < n; id++ {
-		for _, x := range h.upper[id] {
+		for _, x := range h.upperLists(uint32(id)) {
 			u32(x)
 		}
 	}
@@ -352,9 +352,9 @@ func load(r io.Reader, vector func(key uint64) []float32, quantize bool) (*HNSW,
 		if l == 0 {
 			continue
 		}
-		h.upper[id] = make([]uint32, l*(m+1))
-		for j := range h.upper[id] {
-			h.upper[id][j] = le.Uint32(upper[p:])
+		u := h.newUpper(uint32(id), l)
+		for j := range u {
+			u[j] = le.Uint32(upper[p:])
 			p += 4
 		}
 		for lv := 1; lv <= l; lv++ {
