@@ -188,19 +188,19 @@ type HNSW struct {
 	cstride int
 	clines  int // cache lines per code to prefetch
 	codes   []int8
-	links0  []uint32   // per node: count, then 2M ids
+	links0  []uint32 // per node: count, then 2M ids
 	// upper[id] is node id's lists on levels 1…levels[id], each a count
 	// then M ids (upperLists), nil at level 0: a pointer and not a slice,
 	// since most nodes have no upper levels (16 bytes a node less).
-	upper []unsafe.Pointer
-	levels  []uint8
-	keys    []uint64
-	dead    []uint32 // tombstone bits
-	n       int      // nodes allocated
-	live    int      // nodes not deleted
-	byKey   keyMap   // key → live node
-	rng     *rand.Rand
-	seed    uint64
+	upper  []unsafe.Pointer
+	levels []uint8
+	keys   []uint64
+	dead   []uint32 // tombstone bits
+	n      int      // nodes allocated
+	live   int      // nodes not deleted
+	byKey  keyMap   // key → live node
+	rng    *rand.Rand
+	seed   uint64
 
 	// top packs the entry point (low 32 bits) and the top level + 1 (high
 	// 32 bits, 0 for an empty graph) so both are read in one atomic load.
