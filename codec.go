@@ -827,8 +827,8 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) (vec []byte, split int) {
 	f.Bool(r.visible)
 	f.Byte(byte(r.status))
 	f.Varint(int64(r.supersededBy))
-	f.Uvarint(uint64(len(r.states)))
-	for _, s := range r.states {
+	f.Uvarint(uint64(len(r.stateList())))
+	for _, s := range r.stateList() {
 		f.Float64(s.valid.From)
 		f.Float64(s.valid.To)
 		f.Float64(s.recorded.From)
@@ -884,16 +884,16 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 	rw.status = temporal.Status(fr.Byte())
 	rw.supersededBy = int(fr.Int(-1, int64(nrows)-1))
 	ns := fr.Count(1<<20, 32)
-	for i := range ns {
+	var ls rowLists
+	for range ns {
 		st := state{valid: temporal.Window{From: fr.Float64(), To: fr.Float64()},
 			recorded: temporal.Window{From: fr.Float64(), To: fr.Float64()}}
-		if i == 0 && ns == 1 {
+		if ns == 1 {
 			rw.setState(st)
 		} else {
-			rw.states = append(rw.states, st)
+			ls.states = append(ls.states, st) // rowLists holds more than one
 		}
 	}
-	var ls rowLists
 	ls.supersedes = readInts(fr, nrows)
 	p.hashes = p.hashes[:0]
 	for range fr.Count(1<<30, 1) {
@@ -915,7 +915,7 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 		ls.retractedBy, ls.retractedAt = fr.String(MaxIDBytes), fr.Float64()
 		ls.revision = int(fr.Int64Max(1 << 40))
 	}
-	if ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted || ls.revision != 0 {
+	if ls.states != nil || ls.supersedes != nil || ls.aliases != nil || ls.review != nil || ls.contradicts != nil || ls.contradictedBy != nil || rw.retracted || ls.revision != 0 {
 		p := new(rowLists) // only then: &ls would put every row's on the heap
 		*p = ls
 		rw.rowLists = p
@@ -951,7 +951,7 @@ func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) {
 	if rw.mem.meta != nil {
 		l.meta.set(j, rw.mem.meta)
 	}
-	for range rw.states {
+	for range rw.stateList() {
 		l.appendBelief(j, p.vec, false)
 	}
 	if v < 5 {
@@ -1156,10 +1156,10 @@ func (l *ledger) decodeDrift(fr *wire.Reader) {
 	for j := range l.rows.len() {
 		k := uint32(fr.Int64Max(int64(len(l.kgroups)) - 1))
 		l.rows.at(j).kgroup = k
-		for _, b := range l.rows.at(j).beliefs {
+		for _, b := range l.rows.at(j).beliefList() {
 			l.batch.Group[b] = k
 		}
-		l.batch.Changed(l.rows.at(j).beliefs...)
+		l.batch.Changed(l.rows.at(j).beliefList()...)
 	}
 	dim, opts := l.opts.Dim, driftOpts.WithDefaults()
 	capn := opts.RecentWindow + opts.ArchiveWindow

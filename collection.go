@@ -85,18 +85,13 @@ type state struct {
 }
 
 // row is one stored memory: the parts that hold Go pointers (its
-// memory's strings, its states and beliefs, its text and list columns)
-// on the Go heap, and everything else (rowNum) off it, in the row table's
-// off-heap array (rowTable). rowNum's fields are promoted through the
-// pointer, so they read and write as the row's own (r.rec).
+// memory's strings, its text and list columns) on the Go heap, and
+// everything else (rowNum) off it, in the row table's off-heap array
+// (rowTable). rowNum's fields are promoted through the pointer, so they
+// read and write as the row's own (r.rec).
 type row struct {
 	*rowNum
 	mem stored // the caller's fields (the vector lives in the batch)
-	// states and beliefs (batch rows, one per state) are one element long
-	// for most rows: they then point at st0 and b0 in rowNum, with room
-	// for no more, so that an append moves them to the heap.
-	states  []state
-	beliefs []int
 
 	// The text, document and key columns, promoted from one pointer that
 	// every row without any shares (a memory of a vector alone has
@@ -112,7 +107,7 @@ type row struct {
 // rowNum is the part of a row without Go pointers. The row table keeps
 // it off the Go heap (package offheap), so the garbage collector neither
 // scans it nor counts it in its heap goal, whose headroom would otherwise
-// double it: 184 of a row's 304 bytes (with the first state and belief).
+// double it.
 type rowNum struct {
 	hash [sha256.Size]byte
 
@@ -126,7 +121,11 @@ type rowNum struct {
 	purged       bool // Retract with Purge: its content erased
 	visible      bool
 	status       temporal.Status
-	kgroup       uint32 // decay group in the column store
+	// oneState and oneBelief say that st0 and b0 hold the row's only
+	// state and belief (most rows have one of each); with more, they are
+	// in rowLists.
+	oneState, oneBelief bool
+	kgroup              uint32 // decay group in the column store
 
 	c0                                 float64
 	access, positive, negative, degree float64
@@ -134,40 +133,77 @@ type rowNum struct {
 	// penalty).
 	penalty float64
 
-	// st0 and b0 hold the first state and belief while they are the only
-	// ones (row.setState, row.addBelief).
 	st0 state
 	b0  int
 }
 
-// setState makes st the row's only state (st0).
-func (r *row) setState(st state) {
-	r.st0 = st
-	r.states = unsafe.Slice(&r.st0, 1)
+// stateList is the row's states, oldest first (its elements may be
+// written in place; appendState adds one).
+func (r *row) stateList() []state {
+	if r.oneState {
+		return unsafe.Slice(&r.st0, 1)
+	}
+	if r.rowLists == nil {
+		return nil
+	}
+	return r.rowLists.states
 }
 
-// addBelief appends batch row b to the row's beliefs: into b0 for the
-// first.
-func (r *row) addBelief(b int) {
-	if len(r.beliefs) == 0 {
-		r.b0 = b
-		r.beliefs = unsafe.Slice(&r.b0, 1)
+// lastState is the row's current state, for writing in place.
+func (r *row) lastState() *state {
+	s := r.stateList()
+	return &s[len(s)-1]
+}
+
+// setState makes st the row's only state.
+func (r *row) setState(st state) {
+	r.st0, r.oneState = st, true
+}
+
+// appendState adds st after the row's states (a pointer from lastState
+// taken before no longer reaches the row's).
+func (r *row) appendState(st state) {
+	if !r.oneState && len(r.stateList()) == 0 {
+		r.setState(st)
 		return
 	}
-	r.beliefs = append(r.beliefs, b)
+	ls := r.lists()
+	if r.oneState {
+		ls.states = append(make([]state, 0, 2), r.st0)
+		r.oneState = false
+	}
+	ls.states = append(ls.states, st)
 }
 
-// moveNum points r at num, a copy of its rowNum, along with the states
-// and beliefs that lived in the old one.
-func (r *row) moveNum(num *rowNum) {
-	old := r.rowNum
-	r.rowNum = num
-	if len(r.states) == 1 && &r.states[0] == &old.st0 {
-		r.states = unsafe.Slice(&num.st0, 1)
+// beliefList is the row's beliefs (batch rows, one per state).
+func (r *row) beliefList() []int {
+	if r.oneBelief {
+		return unsafe.Slice(&r.b0, 1)
 	}
-	if len(r.beliefs) == 1 && &r.beliefs[0] == &old.b0 {
-		r.beliefs = unsafe.Slice(&num.b0, 1)
+	if r.rowLists == nil {
+		return nil
 	}
+	return r.rowLists.beliefs
+}
+
+// lastBelief is the row's current belief's batch row.
+func (r *row) lastBelief() int {
+	b := r.beliefList()
+	return b[len(b)-1]
+}
+
+// addBelief appends batch row b to the row's beliefs.
+func (r *row) addBelief(b int) {
+	if !r.oneBelief && len(r.beliefList()) == 0 {
+		r.b0, r.oneBelief = b, true
+		return
+	}
+	ls := r.lists()
+	if r.oneBelief {
+		ls.beliefs = append(make([]int, 0, 2), r.b0)
+		r.oneBelief = false
+	}
+	ls.beliefs = append(ls.beliefs, b)
 }
 
 // rowText is what a row derives from its memory's text, document and
@@ -214,6 +250,10 @@ type rowLists struct {
 	// revision is the version of its id the row holds (0 and 1: the
 	// first; Put of other content under the id makes the next).
 	revision int
+	// states and beliefs are the row's states and beliefs when it has
+	// more than one (rowNum holds a single one).
+	states  []state
+	beliefs []int
 }
 
 // noLists is the lists of every row without any; nothing writes it.

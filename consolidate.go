@@ -495,7 +495,7 @@ func (c *Collection) plan(ctx context.Context, now float64, rp temporal.RipplePa
 			edits = append(edits, edit{rule: RuleLifecycle, row: j, other: int(r.status), value: float64(next)})
 		}
 		// Expired: the current belief's window has ended.
-		if st := r.states[len(r.states)-1]; st.valid.To <= now && !full() {
+		if st := r.stateList()[len(r.stateList())-1]; st.valid.To <= now && !full() {
 			edits = append(edits, edit{rule: RuleExpired, row: j})
 		}
 	}

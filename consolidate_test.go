@@ -386,7 +386,7 @@ func TestRipplePenaltyInColumnStore(t *testing.T) {
 		}
 		c.mu.RLock()
 		defer c.mu.RUnlock()
-		return res.Hits[0].Score, c.batch.BaseConf[c.rows.at(c.byID["b"]).beliefs[0]]
+		return res.Hits[0].Score, c.batch.BaseConf[c.rows.at(c.byID["b"]).beliefList()[0]]
 	}
 	live, c0 := score(c)
 	if math.Abs(float64(c0)-0.75) > 1e-6 {

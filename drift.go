@@ -142,10 +142,10 @@ func (l *ledger) observeDrift(j int) {
 		l.kgroups = append(l.kgroups, k)
 	}
 	r.kgroup = idx
-	for _, b := range r.beliefs {
+	for _, b := range r.beliefList() {
 		l.batch.Group[b] = idx
 	}
-	l.batch.Changed(r.beliefs...)
+	l.batch.Changed(r.beliefList()...)
 	l.lambdas.Store(nil)
 }
 

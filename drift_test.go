@@ -161,7 +161,7 @@ func driftPrintOf(t *testing.T, c *Collection) driftPrint {
 	for j := range c.rows.len() {
 		p.RowKG = append(p.RowKG, c.rows.at(j).kgroup)
 		var gs []uint32
-		for _, b := range c.rows.at(j).beliefs {
+		for _, b := range c.rows.at(j).beliefList() {
 			gs = append(gs, c.batch.Group[b])
 		}
 		p.Group = append(p.Group, gs)

@@ -22,7 +22,7 @@ func LedgerBeliefs(o *CollectionOptions, ms []Memory, tx float64) (map[string][]
 	beliefs, superseded := map[string][]eval.Belief{}, map[string]bool{}
 	for j := range c.rows.len() {
 		r := c.rows.at(j)
-		for _, s := range r.states {
+		for _, s := range r.stateList() {
 			beliefs[r.mem.ID] = append(beliefs[r.mem.ID], eval.Belief{ValidFrom: s.valid.From, ValidTo: s.valid.To,
 				RecordedFrom: s.recorded.From, RecordedTo: s.recorded.To})
 		}

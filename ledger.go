@@ -144,10 +144,8 @@ func (t *rowTable) add(r row) {
 	num := t.growNums()
 	if r.rowNum != nil {
 		*num = *r.rowNum
-		r.moveNum(num)
-	} else {
-		r.rowNum = num
 	}
+	r.rowNum = num
 	t.chunks[t.n/rowChunk][t.n%rowChunk] = r
 	t.n++
 }
@@ -164,7 +162,7 @@ func (t *rowTable) growNums() *rowNum {
 	words := t.nums.Grow(need)
 	if len(before) > 0 && unsafe.SliceData(before) != unsafe.SliceData(words) {
 		for j := range t.n {
-			t.at(j).moveNum(numAt(words, j))
+			t.at(j).rowNum = numAt(words, j)
 		}
 	}
 	t.nums.Populate(need)

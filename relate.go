@@ -278,10 +278,10 @@ func (l *ledger) merge(m, into int, tx float64) {
 	r, s := l.rows.at(m), l.rows.at(into)
 	// Retired from the run's transaction time on (an empty window when it
 	// was written at that very time: it was never believed on its own).
-	cur := &r.states[len(r.states)-1]
+	cur := &r.stateList()[len(r.stateList())-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
-	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
-	l.batch.Changed(r.beliefs[len(r.beliefs)-1])
+	l.batch.RetiredAt[r.beliefList()[len(r.beliefList())-1]] = l.day32(cur.recorded.To)
+	l.batch.Changed(r.beliefList()[len(r.beliefList())-1])
 	r.visible, r.superseded, r.supersededBy, r.status = false, true, into, temporal.Archived
 	l.visible--
 	s.lists().supersedes = append(s.lists().supersedes, m)

@@ -297,11 +297,11 @@ func (l *ledger) withdraw(k int, tx float64, by string, restore bool) (restored 
 	r.retracted = true
 	ls := r.lists()
 	ls.retractedBy, ls.retractedAt = by, tx
-	last := len(r.states) - 1
-	if cur := &r.states[last]; cur.recorded.To > tx {
+	last := len(r.stateList()) - 1
+	if cur := &r.stateList()[last]; cur.recorded.To > tx {
 		cur.recorded.To = max(tx, cur.recorded.From)
-		l.batch.RetiredAt[r.beliefs[last]] = l.day32(cur.recorded.To)
-		l.batch.Changed(r.beliefs[last])
+		l.batch.RetiredAt[r.beliefList()[last]] = l.day32(cur.recorded.To)
+		l.batch.Changed(r.beliefList()[last])
 	}
 	if r.visible {
 		r.visible = false
@@ -370,23 +370,23 @@ func (l *ledger) unchain(chain []int, k int, tx float64, restore bool) ([]int, i
 	if succ >= 0 {
 		to = min(to, l.rows.at(succ).effFrom)
 	}
-	last := len(p.states) - 1
-	cur, b := p.states[last], p.beliefs[last]
+	last := len(p.stateList()) - 1
+	cur, b := p.stateList()[last], p.beliefList()[last]
 	switch {
 	case cur.valid.To == to && cur.recorded.To == temporal.Open:
 		// Closed by nothing k did (it had ended already).
 	case cur.recorded.From >= tx:
 		// Closed in this transaction: there is no belief to retire.
-		p.states[last].valid.To = to
+		p.stateList()[last].valid.To = to
 		l.batch.ValidTo[b] = l.day32(to)
 		l.batch.Changed(b)
 	default:
 		if cur.recorded.To > tx {
-			p.states[last].recorded.To = tx
+			p.stateList()[last].recorded.To = tx
 			l.batch.RetiredAt[b] = l.day32(tx)
 			l.batch.Changed(b)
 		}
-		p.states = append(p.states, state{valid: temporal.Window{From: cur.valid.From, To: to},
+		p.appendState(state{valid: temporal.Window{From: cur.valid.From, To: to},
 			recorded: temporal.Window{From: tx, To: temporal.Open}})
 		l.appendBelief(pred, l.batch.Vectors[b*l.opts.Dim:(b+1)*l.opts.Dim], false)
 	}
@@ -447,11 +447,11 @@ func (l *ledger) erase(k int) {
 	if r.rowLists != &noLists {
 		r.lists().aliases = nil
 	}
-	for i := range r.states {
+	for i := range r.stateList() {
 		// Never recorded: every transaction-time mask removes it, and the
 		// snapshot's states give the columns the same on load.
-		r.states[i].recorded = temporal.Window{}
-		b := r.beliefs[i]
+		r.stateList()[i].recorded = temporal.Window{}
+		b := r.beliefList()[i]
 		l.batch.RecordedAt[b], l.batch.RetiredAt[b] = l.day32(0), l.day32(0)
 		l.batch.Changed(b)
 	}
@@ -477,10 +477,10 @@ func (l *ledger) rebuildMeta() {
 // indexes' write locks held: the indexes read them).
 func (c *Collection) eraseVectors(k int) {
 	d := c.opts.Dim
-	for _, b := range c.rows.at(k).beliefs {
+	for _, b := range c.rows.at(k).beliefList() {
 		clear(c.batch.Vectors[b*d : (b+1)*d])
 	}
-	c.batch.Changed(c.rows.at(k).beliefs...)
+	c.batch.Changed(c.rows.at(k).beliefList()...)
 }
 
 // scrubDrift replaces row k's observation in its drift group's window,

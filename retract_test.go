@@ -265,7 +265,7 @@ func TestPurgeErasesEveryCopy(t *testing.T) {
 		if r.mem.Text != "" || r.normText != "" || !r.key.IsZero() || r.hash != [32]byte{} {
 			t.Errorf("row of %s keeps content: %+v", id, r.mem)
 		}
-		for _, b := range r.beliefs {
+		for _, b := range r.beliefList() {
 			if slices.ContainsFunc(c.batch.Vectors[b*64:(b+1)*64], func(x float32) bool { return x != 0 }) {
 				t.Errorf("row of %s keeps its vector", id)
 			}

@@ -9,8 +9,8 @@ import (
 
 // The row table keeps each row's numbers in its own array, through every
 // growth of it (and every move, on the heap fallback of the race build),
-// with a one-element state and belief in them, and an append moves those
-// to the heap without touching the table.
+// with a row's only state and belief in them; a second moves both to the
+// row's lists.
 func TestRowTableKeepsNumbers(t *testing.T) {
 	var tab rowTable
 	const n = 3*rowChunk + 17
@@ -20,7 +20,6 @@ func TestRowTableKeepsNumbers(t *testing.T) {
 		r.setState(state{valid: temporal.Window{From: float64(j), To: temporal.Open}})
 		if j%3 == 0 {
 			r.rowNum = nil // add gives it zeroed numbers
-			r.states = nil
 		}
 		tab.add(r)
 		tab.at(j).addBelief(10 * j)
@@ -32,23 +31,27 @@ func TestRowTableKeepsNumbers(t *testing.T) {
 			t.Fatalf("row %d: numbers at %p, the table's are at %p", j, r.rowNum, numAt(words, j))
 		}
 		if j%3 == 0 {
-			if r.rec != 0 || len(r.states) != 0 {
-				t.Fatalf("row %d: rec %v, %d states, want zero", j, r.rec, len(r.states))
+			if r.rec != 0 || len(r.stateList()) != 0 {
+				t.Fatalf("row %d: rec %v, %d states, want zero", j, r.rec, len(r.stateList()))
 			}
 		} else if r.rec != float64(j) || r.supersededBy != j-1 || r.kgroup != uint32(j) || r.hash[0] != byte(j) ||
-			len(r.states) != 1 || &r.states[0] != &r.st0 || r.states[0].valid.From != float64(j) {
-			t.Fatalf("row %d: rec %v, supersededBy %d, kgroup %d, hash %d, states %v", j, r.rec, r.supersededBy, r.kgroup, r.hash[0], r.states)
+			len(r.stateList()) != 1 || &r.stateList()[0] != &r.st0 || r.st0.valid.From != float64(j) {
+			t.Fatalf("row %d: rec %v, supersededBy %d, kgroup %d, hash %d, states %v", j, r.rec, r.supersededBy, r.kgroup, r.hash[0], r.stateList())
 		}
-		if len(r.beliefs) != 1 || &r.beliefs[0] != &r.b0 || r.b0 != 10*j {
-			t.Fatalf("row %d: beliefs %v", j, r.beliefs)
+		if len(r.beliefList()) != 1 || &r.beliefList()[0] != &r.b0 || r.b0 != 10*j || r.rowLists != &noLists {
+			t.Fatalf("row %d: beliefs %v", j, r.beliefList())
 		}
 	}
 	r := tab.at(5)
-	r.states = append(r.states, state{valid: temporal.Window{From: 7}})
-	r.states[0].recorded.To = 9
+	r.lastState().recorded.To = 9
+	r.appendState(state{valid: temporal.Window{From: 7}})
 	r.addBelief(77)
-	if len(r.states) != 2 || &r.states[0] == &r.st0 || r.st0.recorded.To != 0 || len(r.beliefs) != 2 || r.b0 != 50 || r.beliefs[1] != 77 {
-		t.Fatalf("after appends: states %v (st0 %v), beliefs %v", r.states, r.st0, r.beliefs)
+	if st := r.stateList(); len(st) != 2 || st[0].recorded.To != 9 || st[1].valid.From != 7 || r.oneState ||
+		r.lastBelief() != 77 || len(r.beliefList()) != 2 || r.beliefList()[0] != 50 || r.oneBelief {
+		t.Fatalf("after appends: states %v, beliefs %v", st, r.beliefList())
+	}
+	if tab.at(4).rowLists != &noLists || len(tab.at(4).stateList()) != 1 {
+		t.Fatalf("row 4 shares row 5's lists")
 	}
 	if uintptr(unsafe.Pointer(r.rowNum))%8 != 0 {
 		t.Fatalf("numbers misaligned at %p", r.rowNum)

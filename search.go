@@ -428,7 +428,7 @@ func (c *Collection) searchExact(ctx context.Context, q *query, req *SearchReque
 				return true
 			}
 			if q.params.MaskRetired {
-				beliefs = append(beliefs, c.rows.at(j).beliefs...)
+				beliefs = append(beliefs, c.rows.at(j).beliefList()...)
 			} else {
 				beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 			}
@@ -579,7 +579,7 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 		case c.withdrawn(r, q.tq.TxAt):
 		case !c.keep(r, req):
 		case q.params.MaskRetired:
-			beliefs = append(beliefs, c.rows.at(r).beliefs...)
+			beliefs = append(beliefs, c.rows.at(r).beliefList()...)
 		default:
 			beliefs = append(beliefs, c.beliefAt(r, q.tq.TxAt))
 		}
@@ -677,7 +677,7 @@ func (c *Collection) filterANN(ctx context.Context, q *query, req *SearchRequest
 	var beliefs []int
 	for _, j := range rows {
 		if q.params.MaskRetired {
-			beliefs = append(beliefs, c.rows.at(j).beliefs...)
+			beliefs = append(beliefs, c.rows.at(j).beliefList()...)
 		} else {
 			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
 		}
@@ -717,15 +717,15 @@ func (c *Collection) scratch() *searchScratch { return searchPool.Get().(*search
 // transaction time scores each memory once, as it was believed then.
 func (c *Collection) beliefAt(j int, tx float64) int {
 	r := c.rows.at(j)
-	if len(r.beliefs) == 1 {
-		return r.beliefs[0] // the only one, whatever tx
+	if len(r.beliefList()) == 1 {
+		return r.beliefList()[0] // the only one, whatever tx
 	}
-	for i, b := range r.beliefs {
+	for i, b := range r.beliefList() {
 		if float64(c.batch.RecordedAt[b]) <= tx && tx < float64(c.batch.RetiredAt[b]) {
-			return r.beliefs[i]
+			return r.beliefList()[i]
 		}
 	}
-	return r.beliefs[0]
+	return r.beliefList()[0]
 }
 
 // withdrawn reports whether row j was retracted at or before transaction
@@ -815,12 +815,12 @@ func (c *Collection) memory(j int) Memory {
 	r := c.rows.at(j)
 	m := r.mem.memory()
 	m.RecordedAt = fromDays(r.rec)
-	st := r.states[len(r.states)-1]
+	st := r.stateList()[len(r.stateList())-1]
 	m.ValidFrom, m.ValidTo = fromDays(st.valid.From), fromDays(st.valid.To)
 	if !r.hasFrom && r.supersedes == nil {
 		m.ValidFrom = time.Time{}
 	}
-	for _, s := range r.states {
+	for _, s := range r.stateList() {
 		m.Beliefs = append(m.Beliefs, Belief{ValidFrom: fromDays(s.valid.From), ValidTo: fromDays(s.valid.To),
 			RecordedAt: fromDays(s.recorded.From), RetiredAt: fromDays(s.recorded.To)})
 	}

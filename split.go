@@ -392,10 +392,10 @@ func (l *ledger) splitOff(j int, sibs []int, ids []string, tx float64, seq uint6
 	rest := r.mem.own()
 	rest.SplitInto, rest.SplitRule = slices.Clone(ids), rule
 	l.leaveChain(j)
-	cur := &r.states[len(r.states)-1]
+	cur := &r.stateList()[len(r.stateList())-1]
 	cur.recorded.To = max(tx, cur.recorded.From)
-	l.batch.RetiredAt[r.beliefs[len(r.beliefs)-1]] = l.day32(cur.recorded.To)
-	l.batch.Changed(r.beliefs[len(r.beliefs)-1])
+	l.batch.RetiredAt[r.beliefList()[len(r.beliefList())-1]] = l.day32(cur.recorded.To)
+	l.batch.Changed(r.beliefList()[len(r.beliefList())-1])
 	if r.visible {
 		l.visible--
 	}

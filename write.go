@@ -142,7 +142,7 @@ func (l *ledger) surfaceMoves(touched map[int]bool, newRows int) (leave, toSurfa
 
 // unitVector is row j's unit vector (its first belief's columns).
 func (l *ledger) unitVector(j int) []float32 {
-	b, d := l.rows.at(j).beliefs[0], l.opts.Dim
+	b, d := l.rows.at(j).beliefList()[0], l.opts.Dim
 	return l.batch.Vectors[b*d : (b+1)*d]
 }
 
@@ -434,14 +434,14 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 	l.addEdge(links.Version, nw, old)
 	if !n.hasFrom {
 		n.effFrom = max(n.effFrom, o.effFrom)
-		for i := range n.states {
-			n.states[i].valid.From = n.effFrom
-			l.batch.ValidFrom[n.beliefs[i]] = l.day32(n.effFrom)
-			l.batch.Changed(n.beliefs[i])
+		for i := range n.stateList() {
+			n.stateList()[i].valid.From = n.effFrom
+			l.batch.ValidFrom[n.beliefList()[i]] = l.day32(n.effFrom)
+			l.batch.Changed(n.beliefList()[i])
 		}
 	}
-	cur := &o.states[len(o.states)-1]
-	b := o.beliefs[len(o.beliefs)-1]
+	cur := &o.stateList()[len(o.stateList())-1]
+	b := o.beliefList()[len(o.beliefList())-1]
 	if n.effFrom >= cur.valid.To {
 		return // it had ended already
 	}
@@ -454,7 +454,7 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 	cur.recorded.To = n.rec
 	l.batch.RetiredAt[b] = l.day32(n.rec)
 	l.batch.Changed(b)
-	o.states = append(o.states, state{valid: temporal.Window{From: cur.valid.From, To: n.effFrom},
+	o.appendState(state{valid: temporal.Window{From: cur.valid.From, To: n.effFrom},
 		recorded: temporal.Window{From: n.rec, To: temporal.Open}})
 	l.appendBelief(old, l.batch.Vectors[b*l.opts.Dim:(b+1)*l.opts.Dim], false)
 }
@@ -462,7 +462,7 @@ func (l *ledger) supersede(old, nw int, touched map[int]bool) {
 // offSurface notes that row j is off the surface: queries at valid times
 // before its window's end may need the archive.
 func (l *ledger) offSurface(j int) {
-	if to := l.rows.at(j).states[len(l.rows.at(j).states)-1].valid.To; !math.IsInf(to, 0) {
+	if to := l.rows.at(j).stateList()[len(l.rows.at(j).stateList())-1].valid.To; !math.IsInf(to, 0) {
 		l.histUntil = max(l.histUntil, to)
 	}
 }
@@ -523,13 +523,13 @@ func (l *ledger) addDep(a, b int) {
 // its batch rows.
 func (l *ledger) syncCounters(j int) {
 	r := l.rows.at(j)
-	for _, b := range r.beliefs {
+	for _, b := range r.beliefList() {
 		l.batch.Access[b], l.batch.Positive[b], l.batch.Negative[b] = float32(r.access), float32(r.positive), float32(r.negative)
 		l.batch.Degree[b] = float32(r.degree)
 		l.batch.Status[b] = r.status
 		l.batch.BaseConf[b] = float32(r.c0)
 	}
-	l.batch.Changed(r.beliefs...)
+	l.batch.Changed(r.beliefList()...)
 }
 
 // day32 is a time in days since the Unix epoch on the batch's clock.
@@ -544,7 +544,7 @@ func (l *ledger) day32(d float64) float32 {
 // (states and beliefs run in step).
 func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	r := l.rows.at(j)
-	st := r.states[len(r.beliefs)]
+	st := r.stateList()[len(r.beliefList())]
 	b := l.batch
 	n := b.Len()
 	d := l.opts.Dim
