@@ -261,7 +261,7 @@ func (db *DB) project(rec *record, res applied) {
 			}
 			c.mu.RLock()
 			for _, id := range res.retract.IDs {
-				if j, ok := c.byID[id]; ok {
+				if j, ok := c.rowOf(id); ok {
 					keys = append(keys, c.rows.at(j).key)
 				}
 			}
@@ -273,7 +273,7 @@ func (db *DB) project(rec *record, res applied) {
 			c.mu.RLock()
 			seen := map[temporal.FactKey]bool{}
 			for _, m := range rec.mems {
-				if j, ok := c.byID[m.ID]; ok {
+				if j, ok := c.rowOf(m.ID); ok {
 					if k := c.rows.at(j).key; !k.IsZero() && !seen[k] {
 						seen[k] = true
 						keys = append(keys, k)

@@ -568,7 +568,7 @@ func (c *Collection) precheck(ms []Memory) error {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
 	for i := range ms {
-		j, ok := c.byID[ms[i].ID]
+		j, ok := c.rowOf(ms[i].ID)
 		switch want := ms[i].IfRevision; {
 		case ok && c.rows.at(j).purged:
 			return fmt.Errorf("%w: memory %d: id %q was purged; its id stays retired", ErrExists, i, ms[i].ID)

@@ -210,7 +210,7 @@ func (c *Collection) askPlanner(ctx context.Context, t splitTarget, used map[int
 	current := func(id string) (int, bool) {
 		c.mu.RLock()
 		defer c.mu.RUnlock()
-		j, ok := c.byID[id]
+		j, ok := c.rowOf(id)
 		if !ok || c.rows.at(j).mem.ID != id || used[j] {
 			return 0, false
 		}

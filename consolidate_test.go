@@ -299,9 +299,9 @@ func TestConsolidateRelationships(t *testing.T) {
 		t.Fatal("d-1 missing")
 	}
 	c.mu.RLock()
-	lineage := c.deps[[2]int{c.byID["d-1"], c.byID["d-0"]}]
-	similar := c.deps[[2]int{c.byID["parking"], c.byID["hours"]}] || c.deps[[2]int{c.byID["hours-rumour"], c.byID["hours"]}]
-	far := c.deps[[2]int{c.byID["far"], c.byID["hours"]}]
+	lineage := c.deps[[2]int{c.idRow("d-1"), c.idRow("d-0")}]
+	similar := c.deps[[2]int{c.idRow("parking"), c.idRow("hours")}] || c.deps[[2]int{c.idRow("hours-rumour"), c.idRow("hours")}]
+	far := c.deps[[2]int{c.idRow("far"), c.idRow("hours")}]
 	c.mu.RUnlock()
 	if !lineage || !similar || far {
 		t.Fatalf("dependencies: lineage %v, similar %v, unrelated %v", lineage, similar, far)
@@ -386,7 +386,7 @@ func TestRipplePenaltyInColumnStore(t *testing.T) {
 		}
 		c.mu.RLock()
 		defer c.mu.RUnlock()
-		return res.Hits[0].Score, c.batch.BaseConf[c.rows.at(c.byID["b"]).beliefList()[0]]
+		return res.Hits[0].Score, c.batch.BaseConf[c.rows.at(c.idRow("b")).beliefList()[0]]
 	}
 	live, c0 := score(c)
 	if math.Abs(float64(c0)-0.75) > 1e-6 {

@@ -138,7 +138,7 @@ func (c *Collection) AssembleContext(ctx context.Context, req *SearchRequest, op
 	heads := map[int]bool{} // version chains already in the block, by newest member
 	rankOf := map[int]int{} // row → rank in the block
 	for _, h := range res.Hits {
-		j, ok := c.byID[h.ID]
+		j, ok := c.rowOf(h.ID)
 		if !ok {
 			continue
 		}

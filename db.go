@@ -731,7 +731,7 @@ func (c *Collection) Get(ctx context.Context, id string) (Memory, error) {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	j, ok := c.byID[id]
+	j, ok := c.rowOf(id)
 	if !ok || c.dropped {
 		return Memory{}, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
 	}
@@ -756,7 +756,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Memory, error) {
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	j, ok := c.byID[id]
+	j, ok := c.rowOf(id)
 	if !ok || c.dropped {
 		return nil, fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, c.name)
 	}

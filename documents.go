@@ -367,8 +367,8 @@ func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx flo
 		if i >= len(ms) {
 			break
 		}
-		o, ok1 := l.byID[oldID]
-		n, ok2 := l.byID[ms[i].ID]
+		o, ok1 := l.rowOf(oldID)
+		n, ok2 := l.rowOf(ms[i].ID)
 		if !ok1 || !ok2 || o == n {
 			continue
 		}
@@ -380,7 +380,7 @@ func (l *ledger) putDoc(ms []Memory, replaced, later []string, shift int, tx flo
 		}
 	}
 	for _, id := range later {
-		if j, ok := l.byID[id]; ok {
+		if j, ok := l.rowOf(id); ok {
 			m := l.rows.at(j).mem.own()
 			m.Start, m.End = max(0, m.Start+shift), max(0, m.End+shift)
 		}

@@ -45,3 +45,9 @@ func PauseFollower(db *DB, paused bool) {
 	}
 	db.wake()
 }
+
+// idRow is id's row, 0 when there is none (as the map it replaced read).
+func (l *ledger) idRow(id string) int {
+	j, _ := l.rowOf(id)
+	return j
+}

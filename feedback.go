@@ -33,7 +33,7 @@ func (c *Collection) FeedbackFrom(ctx context.Context, id string, positive bool,
 		return err
 	}
 	c.mu.RLock()
-	_, ok := c.byID[id]
+	_, ok := c.rowOf(id)
 	dropped := c.dropped
 	c.mu.RUnlock()
 	if !ok || dropped {
@@ -72,7 +72,7 @@ func (c *Collection) applyFeedback(id, source string, pos, neg int64, tx float64
 // judgements of memory id, within the per-source limits (coll names the
 // collection in errors).
 func (l *ledger) judge(coll, id, source string, pos, neg int64, tx float64) error {
-	j, ok := l.byID[id]
+	j, ok := l.rowOf(id)
 	if !ok {
 		return fmt.Errorf("%w: memory %q in collection %q", ErrNotFound, id, coll)
 	}

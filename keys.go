@@ -225,7 +225,7 @@ func (l *ledger) adopt(m *Memory, touched map[int]bool) {
 	if m.keyFromObject == "" || m.Subject == "" {
 		return
 	}
-	j, ok := l.byID[m.KeyFrom]
+	j, ok := l.rowOf(m.KeyFrom)
 	if !ok {
 		return
 	}

@@ -43,7 +43,7 @@ type ledger struct {
 	// them copies nothing, and the collector neither scans them nor
 	// paces by them (its headroom would double them).
 	cols   columnMem
-	byID   map[string]int // every id written (aliases too) → its row
+	byID   idMap // every id written (aliases too) → its row (rowOf, setID)
 	byText map[string][]int
 	byLead map[string][]int           // keyable rows by leadWords, for update candidates
 	byKey  map[temporal.FactKey][]int // fact chain, oldest first
@@ -244,7 +244,7 @@ func (l *ledger) init(o *CollectionOptions) error {
 	for i := range c.floats {
 		c.floats[i] = offheap.New[float32](0)
 	}
-	l.byID, l.byText, l.byKey = map[string]int{}, map[string][]int{}, map[temporal.FactKey][]int{}
+	l.byID, l.byText, l.byKey = idMap{}, map[string][]int{}, map[temporal.FactKey][]int{}
 	l.byLead = map[string][]int{}
 	l.byDoc, l.pending, l.deps = map[docChunk][]int{}, map[string][]int{}, map[[2]int]bool{}
 	l.dependents = map[int][]int{}

@@ -9,10 +9,8 @@ import (
 // chains are read from the snapshot), the end of the archive's windows and
 // the dependents of each row (after the dependency pairs are read).
 func (l *ledger) rebuildMaps() error {
-	if len(l.byID) == 0 {
-		// Sized once: growing to a million ids rehashed it twenty times.
-		l.byID = make(map[string]int, l.rows.len())
-	}
+	// Sized once: growing to a million ids rehashed it twenty times.
+	l.byID.reserve(l.rows.len(), &l.rows)
 	for j := range l.rows.len() {
 		r := l.rows.at(j)
 		if err := l.claimID(r.mem.ID, j); err != nil {
@@ -54,10 +52,10 @@ func (l *ledger) rebuildMaps() error {
 // version takes it over (Put of other content): the one before must be
 // superseded or retracted.
 func (l *ledger) claimID(id string, j int) error {
-	if k, dup := l.byID[id]; dup && !l.rows.at(k).superseded && !l.rows.at(k).retracted {
+	if k, dup := l.rowOf(id); dup && !l.rows.at(k).superseded && !l.rows.at(k).retracted {
 		return fmt.Errorf("id %q twice", id)
 	}
-	l.byID[id] = j
+	l.setID(id, j)
 	return nil
 }
 

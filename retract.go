@@ -82,7 +82,7 @@ func (c *Collection) Retract(ctx context.Context, id string, opts *RetractOption
 		}
 	}
 	c.mu.RLock()
-	j, ok := c.byID[id]
+	j, ok := c.rowOf(id)
 	var retracted, purged bool
 	if ok {
 		r := c.rows.at(j)
@@ -184,7 +184,7 @@ type retractMoves struct {
 // purge when purge is set), at transaction time tx in record seq.
 func (l *ledger) retract(id, by string, purge bool, tx float64, seq uint64) (*RetractResult, retractMoves, error) {
 	var mv retractMoves
-	j, ok := l.byID[id]
+	j, ok := l.rowOf(id)
 	if !ok || l.rows.at(j).purged {
 		return nil, mv, fmt.Errorf("%w: memory %q", ErrNotFound, id)
 	}
@@ -271,7 +271,7 @@ func (l *ledger) splitFamily(j int) []int {
 	if from := l.rows.at(j).mem.SplitFrom; from != "" {
 		// The version of the original that j was split from (a later
 		// version of its id need not be split, or may be split anew).
-		if o, ok := l.byID[from]; ok {
+		if o, ok := l.rowOf(from); ok {
 			for _, v := range l.versions(o) {
 				if slices.Contains(l.rows.at(v).splitInto, j) {
 					orig = v
@@ -436,7 +436,7 @@ func (l *ledger) erase(k int) {
 	// The ids folded into it were writes of the same content: they go too.
 	for _, a := range r.aliases {
 		delete(l.aliasHash, a)
-		delete(l.byID, a)
+		l.dropID(a)
 	}
 	rest := &storedRest{SplitInto: r.mem.SplitInto, SplitFrom: r.mem.SplitFrom, DependsOn: r.mem.DependsOn, Profile: r.mem.Profile}
 	if rest.isZero() {

@@ -260,7 +260,7 @@ func TestPurgeErasesEveryCopy(t *testing.T) {
 	// In memory: no row, drift window or index holds the text or vector.
 	c.mu.RLock()
 	for _, id := range res.IDs {
-		j := c.byID[id]
+		j := c.idRow(id)
 		r := c.rows.at(j)
 		if r.mem.Text != "" || r.normText != "" || !r.key.IsZero() || r.hash != [32]byte{} {
 			t.Errorf("row of %s keeps content: %+v", id, r.mem)

@@ -381,7 +381,7 @@ func (c *Collection) Search(ctx context.Context, req *SearchRequest) (*SearchRes
 		c.mu.RLock()
 		rows := make([]int, 0, len(res.Hits))
 		for _, h := range res.Hits {
-			if j, ok := c.byID[h.ID]; ok {
+			if j, ok := c.rowOf(h.ID); ok {
 				rows = append(rows, j)
 			}
 		}

@@ -70,7 +70,7 @@ func (l *ledger) siblings(m *Memory, segs []extract.Segment, rule string, taken 
 	out := make([]Memory, len(segs))
 	for k, s := range segs {
 		id := siblingID(m.ID, k)
-		if _, ok := l.byID[id]; ok || taken[id] || validID(id, "sibling id") != nil {
+		if _, ok := l.rowOf(id); ok || taken[id] || validID(id, "sibling id") != nil {
 			return nil
 		}
 		out[k] = Memory{ID: id, Text: s.Text, Kind: m.Kind, Source: m.Source, Profile: m.Profile,
@@ -108,7 +108,7 @@ func (c *Collection) splitBatch(batch []Memory) []Memory {
 		if !c.splittable(m) {
 			continue
 		}
-		if _, ok := c.byID[m.ID]; ok {
+		if _, ok := c.rowOf(m.ID); ok {
 			continue // a retry: the first write decided
 		}
 		segs := extract.Split(m.Text)
@@ -279,7 +279,7 @@ func (l *ledger) putSplitExisting(ms []Memory, tx float64, seq uint64, touched m
 	for k := range out {
 		out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged}
 	}
-	if j, ok := l.byID[ms[0].SplitFrom]; ok && l.rows.at(j).mem.ID == ms[0].SplitFrom {
+	if j, ok := l.rowOf(ms[0].SplitFrom); ok && l.rows.at(j).mem.ID == ms[0].SplitFrom {
 		l.splitStored(j, ms, out, splitByUpdate, tx, seq, touched)
 	}
 	return out
@@ -296,7 +296,7 @@ func (l *ledger) splitStored(j int, sibs []Memory, out []PutResult, rule string,
 		return false
 	}
 	for k := range sibs {
-		if _, taken := l.byID[sibs[k].ID]; taken || len(sibs[k].Vector) != l.opts.Dim {
+		if _, taken := l.rowOf(sibs[k].ID); taken || len(sibs[k].Vector) != l.opts.Dim {
 			return false
 		}
 	}
@@ -332,10 +332,10 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 	orig := &ms[0]
 	ok := len(ms) == len(orig.SplitInto)+1
 	for k := 1; ok && k < len(ms); k++ {
-		_, taken := l.byID[ms[k].ID]
+		_, taken := l.rowOf(ms[k].ID)
 		ok = !taken && ms[k].ID == orig.SplitInto[k-1] && ms[k].SplitFrom == orig.ID
 	}
-	if _, exists := l.byID[orig.ID]; exists || !ok {
+	if _, exists := l.rowOf(orig.ID); exists || !ok {
 		whole := *orig
 		whole.SplitInto, whole.SplitRule = nil, ""
 		out[0] = l.putOne(&whole, tx, seq, touched)
@@ -345,7 +345,7 @@ func (l *ledger) putSplit(ms []Memory, tx float64, seq uint64, touched map[int]b
 		return out
 	}
 	out[0] = l.putOne(orig, tx, seq, touched)
-	j, stored := l.byID[orig.ID]
+	j, stored := l.rowOf(orig.ID)
 	if out[0].Outcome != Stored || !stored {
 		for k := 1; k < len(ms); k++ {
 			out[k] = PutResult{ID: ms[k].ID, Outcome: Unchanged, Into: out[0].Into}
@@ -369,7 +369,7 @@ func (l *ledger) putSiblings(sibs []Memory, out []PutResult, tx float64, seq uin
 		if out[k].Outcome != Stored {
 			continue
 		}
-		if j, ok := l.byID[sibs[k].ID]; ok && l.rows.at(j).mem.ID == sibs[k].ID {
+		if j, ok := l.rowOf(sibs[k].ID); ok && l.rows.at(j).mem.ID == sibs[k].ID {
 			rows, ids = append(rows, j), append(ids, sibs[k].ID)
 		}
 	}
@@ -469,7 +469,7 @@ func (l *ledger) linkSplits() error {
 		}
 		sibs := make([]int, 0, len(r.mem.SplitInto))
 		for _, id := range r.mem.SplitInto {
-			s, ok := l.byID[id]
+			s, ok := l.rowOf(id)
 			if !ok || l.rows.at(s).mem.ID != id {
 				return fmt.Errorf("memory %q: sibling %q is missing", r.mem.ID, id)
 			}

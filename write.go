@@ -186,7 +186,7 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 	res := PutResult{ID: m.ID}
 	h := contentHash(m)
 	prev := -1 // the id's current version, which this write replaces
-	if j, ok := l.byID[m.ID]; ok {
+	if j, ok := l.rowOf(m.ID); ok {
 		switch {
 		case m.IfRevision > 0 && m.IfRevision != l.revision(j):
 			// Someone else wrote the id since the writer read it (in log
@@ -212,7 +212,7 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 			ls := o.lists()
 			ls.aliases = slices.DeleteFunc(ls.aliases, func(a string) bool { return a == m.ID })
 			delete(l.aliasHash, m.ID)
-			delete(l.byID, m.ID)
+			l.dropID(m.ID)
 		} else {
 			prev = j
 		}
@@ -303,7 +303,7 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 	}
 	l.appendBelief(idx, m.Vector, true)
 	l.observeDrift(idx)
-	l.byID[m.ID] = idx
+	l.setID(m.ID, idx)
 	if r.visible {
 		l.visible++
 	} else {
@@ -356,7 +356,7 @@ func (l *ledger) putOne(m *Memory, tx float64, seq uint64, touched map[int]bool)
 	// Dependencies, in both directions, once per ordered pair; targets not
 	// written yet are linked when they arrive.
 	for _, d := range m.DependsOn {
-		if t, ok := l.byID[d]; ok {
+		if t, ok := l.rowOf(d); ok {
 			l.addDep(idx, t)
 		} else {
 			l.pending[d] = append(l.pending[d], idx)
@@ -474,7 +474,7 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 	r.positive += float64(m.Positive)
 	r.negative += float64(m.Negative)
 	r.lists().aliases = append(r.lists().aliases, m.ID)
-	l.byID[m.ID] = j
+	l.setID(m.ID, j)
 	l.aliasHash[m.ID] = h
 	l.syncCounters(j)
 	if waiting, ok := l.pending[m.ID]; ok {
@@ -484,7 +484,7 @@ func (l *ledger) reinforce(j int, m *Memory, h [32]byte) PutResult {
 		}
 	}
 	for _, d := range m.DependsOn {
-		if t, ok := l.byID[d]; ok {
+		if t, ok := l.rowOf(d); ok {
 			l.addDep(j, t)
 		} else {
 			l.pending[d] = append(l.pending[d], j)
