@@ -45,7 +45,7 @@ func (g *Graph) MarshalBinary() ([]byte, error) {
 	keys := g.sortedKeys()
 	edges := 0
 	for _, n := range g.nodes.all() {
-		for _, l := range n.l().out {
+		for _, l := range g.nodes.l(n).out {
 			edges += len(l)
 		}
 	}
@@ -65,11 +65,11 @@ func (g *Graph) MarshalBinary() ([]byte, error) {
 	for typ := range numTypes {
 		m := 0
 		for _, n := range g.nodes.all() {
-			m += len(n.l().out[typ])
+			m += len(g.nodes.l(n).out[typ])
 		}
 		w.Uint64(uint64(m))
 		for _, k := range keys {
-			for _, e := range g.nodes.get(k).l().out[typ] {
+			for _, e := range g.nodes.l(g.nodes.get(k)).out[typ] {
 				w.Uint64(k)
 				w.Uint64(e.to)
 				w.Float64(e.sim)
@@ -174,13 +174,13 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 			if i > 0 && (from < prevFrom || from == prevFrom && !linkRanksBefore(typ, prevEdge, e)) {
 				return linkCorrupt("%s link %d → %d out of order", typ, from, to)
 			}
-			fn.w().out[typ] = append(fn.w().out[typ], e)
+			nodes.w(fn).out[typ] = append(nodes.w(fn).out[typ], e)
 			g.linked[typ] = true
-			if c := caps[typ]; c > 0 && typ != Version && len(fn.l().out[typ]) > c {
+			if c := caps[typ]; c > 0 && typ != Version && len(nodes.l(fn).out[typ]) > c {
 				return linkCorrupt("node %d has more than %d %s links", from, c, typ)
 			}
 			if typ == Version {
-				tn.w().vparents = append(tn.w().vparents, from)
+				nodes.w(tn).vparents = append(nodes.w(tn).vparents, from)
 			}
 			prevFrom, prevEdge = from, e
 		}
@@ -199,12 +199,12 @@ func (g *Graph) UnmarshalBinary(data []byte) error {
 	check := func(typ, m Type) error {
 		set := make(map[pair]struct{}, total[m])
 		for k, n := range nodes.all() {
-			for _, e := range n.l().out[m] {
+			for _, e := range nodes.l(n).out[m] {
 				set[pair{k, e.to}] = struct{}{}
 			}
 		}
 		for k, n := range nodes.all() {
-			for _, e := range n.l().out[typ] {
+			for _, e := range nodes.l(n).out[typ] {
 				if _, ok := set[pair{e.to, k}]; !ok {
 					return linkCorrupt("%s link %d → %d has no %s mirror", typ, k, e.to, m)
 				}

@@ -54,7 +54,7 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 			return nil, fmt.Errorf("%w: anchor %d", ErrUnknown, a)
 		}
 		for typ := Type(0); typ < numTypes && !edges; typ++ {
-			edges = mask&(1<<typ) != 0 && len(n.l().out[typ]) > 0
+			edges = mask&(1<<typ) != 0 && len(g.nodes.l(n).out[typ]) > 0
 		}
 	}
 	if !edges || budget <= 0 || hopLimit <= 0 {
@@ -79,7 +79,7 @@ func (g *Graph) Expand(anchors []uint64, hopLimit, budget int, types []Type) ([]
 				if mask&(1<<typ) == 0 {
 					continue
 				}
-				for _, e := range n.l().out[typ] {
+				for _, e := range g.nodes.l(n).out[typ] {
 					if _, ok := seen[e.to]; ok {
 						continue
 					}
@@ -164,7 +164,7 @@ func (g *Graph) versionHops() map[uint64]int {
 	for h := 1; len(frontier) > 0; h++ {
 		var next []uint64
 		for _, k := range frontier {
-			for _, e := range g.nodes.get(k).l().out[Version] {
+			for _, e := range g.nodes.l(g.nodes.get(k)).out[Version] {
 				if _, ok := hops[e.to]; !ok {
 					hops[e.to] = h
 					next = append(next, e.to)

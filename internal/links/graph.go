@@ -277,9 +277,9 @@ type linkNode struct {
 	t       float64
 	visible bool
 	present bool // the slot of the nodeTable holds a node
-	// lists is nil until the node has a link (most memories never do: a
-	// node without costs 8 bytes here, not the 168 of the lists).
-	lists *linkLists
+	// lists is 0 until the node has a link (most memories never do),
+	// then one past the index of its links in nodeTable.lists.
+	lists uint32
 }
 
 // linkLists are a node's links.
@@ -293,22 +293,6 @@ type linkLists struct {
 
 // noLinks is what a node without links reads; nothing writes it.
 var noLinks linkLists
-
-// l returns the node's links for reading.
-func (n *linkNode) l() *linkLists {
-	if n.lists == nil {
-		return &noLinks
-	}
-	return n.lists
-}
-
-// w returns the node's links for writing, allocating them on first use.
-func (n *linkNode) w() *linkLists {
-	if n.lists == nil {
-		n.lists = new(linkLists)
-	}
-	return n.lists
-}
 
 // Graph is a directed graph of typed links over memory keys, holding
 // archived (invisible) memories as well as visible ones: All-Mem's typed
@@ -542,14 +526,14 @@ func linkIndex(list []linkEdge, to uint64) int {
 // upsert inserts fn → to (or updates its sim), keeping the list sorted.
 // Callers hold mu exclusively.
 func (g *Graph) upsert(typ Type, fn *linkNode, from, to uint64, tn *linkNode, sim float64) {
-	list := fn.l().out[typ]
+	list := g.nodes.l(fn).out[typ]
 	if i := linkIndex(list, to); i >= 0 {
 		if list[i].sim == sim {
 			return
 		}
 		list = slices.Delete(list, i, i+1)
 	} else if typ == Version {
-		tn.w().vparents = append(tn.w().vparents, from)
+		g.nodes.w(tn).vparents = append(g.nodes.w(tn).vparents, from)
 	}
 	g.linked[typ] = true
 	e := linkEdge{to: to, t: tn.t, sim: sim}
@@ -562,21 +546,21 @@ func (g *Graph) upsert(typ Type, fn *linkNode, from, to uint64, tn *linkNode, si
 		}
 		return 0
 	})
-	fn.w().out[typ] = slices.Insert(list, i, e)
+	g.nodes.w(fn).out[typ] = slices.Insert(list, i, e)
 }
 
 // unlink removes from → to of type typ if present, reporting whether it was.
 // It does not touch the mirror. Callers hold mu exclusively.
 func (g *Graph) unlink(typ Type, fn *linkNode, from, to uint64) bool {
-	i := linkIndex(fn.l().out[typ], to)
+	i := linkIndex(g.nodes.l(fn).out[typ], to)
 	if i < 0 {
 		return false
 	}
-	fn.w().out[typ] = slices.Delete(fn.w().out[typ], i, i+1)
+	g.nodes.w(fn).out[typ] = slices.Delete(g.nodes.w(fn).out[typ], i, i+1)
 	if typ == Version {
 		if tn := g.nodes.get(to); tn != nil {
-			if j := slices.Index(tn.l().vparents, from); j >= 0 {
-				tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
+			if j := slices.Index(g.nodes.l(tn).vparents, from); j >= 0 {
+				g.nodes.w(tn).vparents = slices.Delete(g.nodes.w(tn).vparents, j, j+1)
 			}
 		}
 	}
@@ -586,7 +570,7 @@ func (g *Graph) unlink(typ Type, fn *linkNode, from, to uint64) bool {
 // enforceCap applies TopCap_typ at key. Callers hold mu exclusively.
 func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 	limit := g.caps[typ]
-	list := n.l().out[typ]
+	list := g.nodes.l(n).out[typ]
 	if limit == 0 || len(list) <= limit {
 		return
 	}
@@ -595,7 +579,7 @@ func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 		return
 	}
 	dropped := slices.Clone(list[limit:])
-	n.w().out[typ] = slices.Delete(list, limit, len(list))
+	g.nodes.w(n).out[typ] = slices.Delete(list, limit, len(list))
 	m, mirrored := typ.mirror()
 	for _, e := range dropped {
 		if mirrored {
@@ -619,7 +603,7 @@ func (g *Graph) enforceCap(typ Type, key uint64, n *linkNode) {
 // node reaches by version links avoiding r's out-links, provided r itself is
 // reachable. Either way pruning never creates an orphan.
 func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
-	list := n.l().out[Version]
+	list := g.nodes.l(n).out[Version]
 	mandatory := make([]bool, len(list))
 	count := 0
 	if n.visible {
@@ -629,7 +613,7 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 				continue
 			}
 			only := true
-			for _, p := range c.l().vparents {
+			for _, p := range g.nodes.l(c).vparents {
 				if p != r && g.nodes.get(p).visible {
 					only = false
 					break
@@ -665,11 +649,11 @@ func (g *Graph) pruneVersion(r uint64, n *linkNode, limit int) {
 			dropped = append(dropped, e.to)
 		}
 	}
-	n.w().out[Version] = kept
+	g.nodes.w(n).out[Version] = kept
 	for _, to := range dropped {
 		tn := g.nodes.get(to)
-		if j := slices.Index(tn.l().vparents, r); j >= 0 {
-			tn.w().vparents = slices.Delete(tn.w().vparents, j, j+1)
+		if j := slices.Index(g.nodes.l(tn).vparents, r); j >= 0 {
+			g.nodes.w(tn).vparents = slices.Delete(g.nodes.w(tn).vparents, j, j+1)
 		}
 	}
 }
@@ -705,7 +689,7 @@ func (g *Graph) reachFrom(roots []uint64, skip uint64, skipping bool) map[uint64
 		if skipping && k == skip {
 			continue
 		}
-		for _, e := range g.nodes.get(k).l().out[Version] {
+		for _, e := range g.nodes.l(g.nodes.get(k)).out[Version] {
 			if _, ok := reach[e.to]; !ok {
 				reach[e.to] = struct{}{}
 				queue = append(queue, e.to)
@@ -760,11 +744,11 @@ func (g *Graph) Neighbors(key uint64, typ Type) []uint64 {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	n := g.nodes.get(key)
-	if n == nil || len(n.l().out[typ]) == 0 {
+	if n == nil || len(g.nodes.l(n).out[typ]) == 0 {
 		return nil
 	}
-	out := make([]uint64, len(n.l().out[typ]))
-	for i, e := range n.l().out[typ] {
+	out := make([]uint64, len(g.nodes.l(n).out[typ]))
+	for i, e := range g.nodes.l(n).out[typ] {
 		out[i] = e.to
 	}
 	return out
