@@ -70,7 +70,7 @@ func (h *HNSW) renumber(order []uint32) {
 	newN := len(order)
 	oldVecs, oldRefs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.vref, h.links0, h.upper, h.levels, h.keys
 	// The old off-heap arrays must outlive the copy below.
-	defer runtime.KeepAlive([]any{h.vecMem, h.codeMem, h.linkMem})
+	defer runtime.KeepAlive([]any{h.vecMem, h.codeMem, h.linkMem, h.keyMem, h.levelMem})
 	h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil
 	h.newArrays()
 	h.n = 0

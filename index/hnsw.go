@@ -179,6 +179,10 @@ type HNSW struct {
 	vecMem  *offheap.Array[float32]
 	codeMem *offheap.Array[int8]
 	linkMem *offheap.Array[uint32]
+	// keyMem and levelMem hold keys and levels, off the heap too: they
+	// have no pointers, so the collector would only pace by them.
+	keyMem   *offheap.Array[uint64]
+	levelMem *offheap.Array[uint8]
 	// With Options.Quantize: codes holds each row's int8 code in cstride
 	// bytes (dim + 4 rounded up to 32): the dim codes, zeros, and the
 	// code's float32 scale in the last 4 bytes — on the line the dot has
@@ -288,9 +292,11 @@ func (h *HNSW) Keys() iter.Seq[uint64] {
 // Address space the off-heap arrays reserve (it costs no memory until
 // used): room for about 21 million 768-d vectors before a move.
 const (
-	vecReserve  = 64 << 30
-	codeReserve = 16 << 30
-	linkReserve = 8 << 30
+	vecReserve   = 64 << 30
+	codeReserve  = 16 << 30
+	linkReserve  = 8 << 30
+	keyReserve   = 2 << 30
+	levelReserve = 1 << 30
 )
 
 // newArrays gives the index empty off-heap arrays (dropping any it had).
@@ -304,6 +310,7 @@ func (h *HNSW) newArrays() {
 		h.codeMem = offheap.New[int8](codeReserve)
 	}
 	h.linkMem = offheap.New[uint32](linkReserve)
+	h.keyMem, h.levelMem = offheap.New[uint64](keyReserve), offheap.New[uint8](levelReserve)
 }
 
 // populate backs the off-heap arrays of nodes 0 … n−1 with memory before
@@ -317,6 +324,8 @@ func (h *HNSW) populate(n int) {
 		h.codeMem.Populate(n * h.cstride)
 	}
 	h.linkMem.Populate(n * (h.m0 + 1))
+	h.keyMem.Populate(n)
+	h.levelMem.Populate(n)
 }
 
 // grow makes room for capacity nodes; mu must be held exclusively (or the
@@ -336,13 +345,11 @@ func (h *HNSW) grow(capacity int) {
 	h.links0 = h.linkMem.Grow(capacity * (h.m0 + 1))[:capacity*(h.m0+1)]
 	upper := make([]unsafe.Pointer, capacity)
 	copy(upper, h.upper)
-	levels := make([]uint8, capacity)
-	copy(levels, h.levels)
-	keys := make([]uint64, capacity)
-	copy(keys, h.keys)
 	dead := make([]uint32, (capacity+31)/32)
 	copy(dead, h.dead)
-	h.upper, h.levels, h.keys, h.dead = upper, levels, keys, dead
+	h.upper, h.dead = upper, dead
+	h.levels = h.levelMem.Grow(capacity)[:capacity]
+	h.keys = h.keyMem.Grow(capacity)[:capacity]
 	if h.quant {
 		// A 64-byte aligned arena (cstride is a multiple of 32): a row
 		// spans whole lines and its scale is 4-byte aligned.
