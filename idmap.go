@@ -3,6 +3,7 @@ package tidemark
 import (
 	"hash/maphash"
 	"math/bits"
+	"runtime"
 
 	"github.com/tidemark/tidemark/internal/offheap"
 )
@@ -54,7 +55,8 @@ func (m *idMap) resize(size int, rows *rowTable) {
 	if m.mem == nil {
 		m.seed = maphash.MakeSeed()
 	}
-	old := m.slots
+	old, oldMem := m.slots, m.mem
+	defer runtime.KeepAlive(oldMem) // old is read below
 	m.mem = offheap.New[uint64](size * 8)
 	m.slots = m.mem.Grow(size)[:size]
 	m.mem.Populate(size)
@@ -115,7 +117,7 @@ func (m *idMap) set(id string, j int, rows *rowTable) {
 	}
 	delete(m.aliases, id)
 	if 4*(m.n+1) > 3*len(m.slots) {
-		m.resize(idTableSize(2*(m.n+1)), rows)
+		m.resize(max(2*len(m.slots), idTableSize(0)), rows)
 	}
 	h := m.hash(id)
 	i, ok := m.find(id, h, rows)
