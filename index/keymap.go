@@ -3,6 +3,9 @@ package index
 import (
 	"iter"
 	"math/bits"
+	"runtime"
+
+	"github.com/tidemark/tidemark/internal/offheap"
 )
 
 // keyMap maps each live key to its node: an open-addressing table
@@ -13,6 +16,9 @@ import (
 // method takes the index's current keys array; the caller holds the
 // locks that guard the map (allocMu, or mu exclusively).
 type keyMap struct {
+	// mem holds slots off the Go heap (package offheap): they have no
+	// pointers, so the collector would only pace by them.
+	mem   *offheap.Array[uint32]
 	slots []uint32 // a node id + 1; 0 is an empty slot
 	n     int
 	shift uint // 64 − log2(len(slots))
@@ -108,8 +114,11 @@ func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
 
 // resize moves the keys into a table of size slots (a power of two).
 func (m *keyMap) resize(size int, keys []uint64) {
-	old := m.slots
-	m.slots = make([]uint32, size)
+	old, oldMem := m.slots, m.mem
+	defer runtime.KeepAlive(oldMem) // old is read below
+	m.mem = offheap.New[uint32](size * 4)
+	m.slots = m.mem.Grow(size)[:size]
+	m.mem.Populate(size)
 	m.shift = uint(64 - bits.TrailingZeros(uint(size)))
 	m.n = 0
 	mask := size - 1
