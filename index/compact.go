@@ -70,7 +70,7 @@ func (h *HNSW) renumber(order []uint32) {
 	newN := len(order)
 	oldVecs, oldRefs, oldLinks0, oldUpper, oldLevels, oldKeys := h.vecs, h.vref, h.links0, h.upper, h.levels, h.keys
 	// The old off-heap arrays must outlive the copy below.
-	defer runtime.KeepAlive([]any{h.vecMem, h.codeMem, h.linkMem, h.keyMem, h.levelMem})
+	defer runtime.KeepAlive([]any{h.vecMem, h.codeMem, h.linkMem, h.keyMem, h.levelMem, h.vrefMem, h.pins})
 	h.upper, h.levels, h.keys, h.dead = nil, nil, nil, nil
 	h.newArrays()
 	h.n = 0
@@ -91,7 +91,7 @@ func (h *HNSW) renumber(order []uint32) {
 	for nidx, id := range order {
 		nid := uint32(nidx)
 		if h.shared {
-			h.vref[nid] = oldRefs[id]
+			h.setRef(nid, oldRefs[id])
 		} else {
 			copy(h.vecs[int(nid)*h.dim:int(nid+1)*h.dim], oldVecs[int(id)*h.dim:int(id+1)*h.dim])
 		}

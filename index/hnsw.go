@@ -173,6 +173,13 @@ type HNSW struct {
 	shared bool
 	vref   []unsafe.Pointer
 	keep   any
+	// vref lives off the Go heap, in vrefMem: the collector does not scan
+	// it, so a vector on the Go heap (one KeepAlive does not hold, when it
+	// is an off-heap array: holder) is also kept in pins, which it scans.
+	vrefMem *offheap.Array[uint64]
+	holder  interface{ Holds(unsafe.Pointer) bool }
+	pinMu   sync.Mutex // guards pins
+	pins    []unsafe.Pointer
 	// The off-heap arrays behind vecs, codes and links0 (package
 	// offheap): growing them moves nothing, and the garbage collector
 	// neither scans nor paces by them.
@@ -235,6 +242,7 @@ func New(opts *Options) (*HNSW, error) {
 		shared:    o.SharedVectors,
 		keep:      o.KeepAlive,
 	}
+	h.holder, _ = o.KeepAlive.(interface{ Holds(unsafe.Pointer) bool })
 	h.clines = min(8, (h.cstride+63)/64)
 	h.newArrays()
 	h.grow(o.Capacity)
@@ -296,14 +304,17 @@ const (
 	codeReserve  = 16 << 30
 	linkReserve  = 8 << 30
 	keyReserve   = 2 << 30
+	vrefReserve  = 2 << 30
 	levelReserve = 1 << 30
 )
 
 // newArrays gives the index empty off-heap arrays (dropping any it had).
 func (h *HNSW) newArrays() {
-	h.vecs, h.codes, h.links0, h.vref = nil, nil, nil, nil
-	h.vecMem, h.codeMem = nil, nil
-	if !h.shared {
+	h.vecs, h.codes, h.links0, h.vref, h.pins = nil, nil, nil, nil, nil
+	h.vecMem, h.codeMem, h.vrefMem = nil, nil, nil
+	if h.shared {
+		h.vrefMem = offheap.New[uint64](vrefReserve)
+	} else {
 		h.vecMem = offheap.New[float32](vecReserve)
 	}
 	if h.quant {
@@ -319,6 +330,9 @@ func (h *HNSW) newArrays() {
 func (h *HNSW) populate(n int) {
 	if h.vecMem != nil {
 		h.vecMem.Populate(n * h.dim)
+	}
+	if h.vrefMem != nil {
+		h.vrefMem.Populate(n)
 	}
 	if h.codeMem != nil {
 		h.codeMem.Populate(n * h.cstride)
@@ -336,9 +350,8 @@ func (h *HNSW) grow(capacity int) {
 		return
 	}
 	if h.shared {
-		vref := make([]unsafe.Pointer, capacity)
-		copy(vref, h.vref)
-		h.vref = vref
+		w := h.vrefMem.Grow(capacity)
+		h.vref = unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(w))), capacity)
 	} else {
 		h.vecs = h.vecMem.Grow(capacity * h.dim)[:capacity*h.dim]
 	}
@@ -465,6 +478,23 @@ func (h *HNSW) vec(id uint32) []float32 {
 	return h.vecs[o : o+h.dim : o+h.dim]
 }
 
+// setRef makes p node id's vector (SharedVectors), pinning it where the
+// caller's holder does not hold it (mu held, shared or exclusively).
+func (h *HNSW) setRef(id uint32, p unsafe.Pointer) {
+	h.vref[id] = p
+	if h.holder != nil && h.holder.Holds(p) {
+		return
+	}
+	h.pinMu.Lock()
+	if len(h.pins) < len(h.vref) {
+		pins := make([]unsafe.Pointer, len(h.vref))
+		copy(pins, h.pins)
+		h.pins = pins
+	}
+	h.pins[id] = p
+	h.pinMu.Unlock()
+}
+
 // vecPtr is the address of node id's vector, for prefetching.
 func (h *HNSW) vecPtr(id uint32) unsafe.Pointer {
 	if h.shared {
@@ -585,7 +615,7 @@ func (h *HNSW) Insert(key uint64, v []float32) error {
 	h.populate(int(id) + 1)
 	level := h.randomLevel()
 	if h.shared {
-		h.vref[id] = unsafe.Pointer(unsafe.SliceData(v))
+		h.setRef(id, unsafe.Pointer(unsafe.SliceData(v)))
 	} else {
 		copy(h.vec(id), q)
 	}

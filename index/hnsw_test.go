@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"sync"
@@ -1214,5 +1215,50 @@ func TestKeys(t *testing.T) {
 	}
 	if n != 3 {
 		t.Fatalf("the loop ran %d times after a break at 3", n)
+	}
+}
+
+// Shared vectors on the Go heap, which nothing but the index references,
+// stay alive and unchanged through collections: the index's references
+// live off the heap, where the collector does not look, so it pins them.
+func TestSharedHeapVectorsStayAlive(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 2))
+	const n, dim = 2000, 32
+	h, err := New(&Options{Dim: dim, M: 8, EfConstruction: 40, SharedVectors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([][]float32, n)
+	for i := range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		if err := unitVector(v, v, dim); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = slices.Clone(v)
+		if err := h.Insert(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Collect, and fill the freed memory with other values of the same size.
+	var junk [][]float32
+	for range 3 {
+		runtime.GC()
+		for range 4 * n {
+			j := make([]float32, dim)
+			for k := range j {
+				j[k] = 7
+			}
+			junk = append(junk, j)
+		}
+	}
+	runtime.KeepAlive(junk)
+	for i := range n {
+		id, ok := h.byKey.get(uint64(i), h.keys)
+		if !ok || !slices.Equal(h.vec(id), want[i]) {
+			t.Fatalf("key %d: its vector changed after a collection", i)
+		}
 	}
 }

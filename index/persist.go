@@ -322,7 +322,7 @@ func load(r io.Reader, vector func(key uint64) []float32, quantize bool) (*HNSW,
 				if err := h.checkShared(v); err != nil && !erased { // Erase zeroes a deleted node's vector
 					return fmt.Errorf("%w: the vector of key %d: %w", ErrCorrupt, h.keys[i], err)
 				}
-				h.vref[i] = unsafe.Pointer(unsafe.SliceData(v))
+				h.setRef(uint32(i), unsafe.Pointer(unsafe.SliceData(v)))
 				h.setCode(uint32(i)) // with quantize; as Quantize would
 			}
 			return nil

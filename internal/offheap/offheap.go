@@ -112,6 +112,21 @@ func (a *Array[T]) Slice() []T { return a.s }
 // OffHeap reports whether the Array's memory is outside the Go heap.
 func (a *Array[T]) OffHeap() bool { return a.maps != nil }
 
+// Holds reports whether p points into the Array's off-heap memory (any
+// reservation it has made, the current one or one it moved from); false
+// on the heap fallback. It must not run concurrently with Grow.
+func (a *Array[T]) Holds(p unsafe.Pointer) bool {
+	if a.maps == nil {
+		return false
+	}
+	for _, r := range a.maps.list {
+		if o := uintptr(p) - uintptr(r.base); uintptr(p) >= uintptr(r.base) && o < uintptr(r.size) {
+			return true
+		}
+	}
+	return false
+}
+
 // Populate asks the system to back the first n elements with memory now
 // (rounded up to a huge page, at most the committed ones), instead of
 // one page fault per page as they are first written: call it with the

@@ -127,3 +127,28 @@ func TestPopulateWhatIsAsked(t *testing.T) {
 		s[n-1] = 1
 	}
 }
+
+// Holds knows the Array's off-heap memory, in every reservation it has
+// made, and nothing else; on the heap fallback, nothing.
+func TestHolds(t *testing.T) {
+	a := New[float32](0)
+	a.reserve = 1 << 20
+	s := a.Grow(1000)
+	heap := make([]float32, 8)
+	if a.OffHeap() != a.Holds(unsafe.Pointer(&s[999])) || a.OffHeap() != a.Holds(unsafe.Pointer(&s[0])) {
+		t.Fatalf("off heap %v, holds its first element %v, its last %v", a.OffHeap(), a.Holds(unsafe.Pointer(&s[0])), a.Holds(unsafe.Pointer(&s[999])))
+	}
+	big := a.Grow(1 << 19) // 2 MiB: a second reservation
+	if a.OffHeap() && (!a.Holds(unsafe.Pointer(&s[0])) || !a.Holds(unsafe.Pointer(&big[len(big)-1]))) {
+		t.Fatal("after the move it no longer holds the first reservation or the second")
+	}
+	if a.Holds(unsafe.Pointer(&heap[0])) || New[float32](0).Holds(unsafe.Pointer(&s[0])) {
+		t.Fatal("holds Go heap memory, or another Array's")
+	}
+	if a.OffHeap() {
+		r := a.maps.list[len(a.maps.list)-1]
+		if a.Holds(unsafe.Add(r.base, r.size)) {
+			t.Fatal("holds the byte past its reservation")
+		}
+	}
+}
