@@ -96,9 +96,8 @@ type ScaleResult struct {
 	IndexSearchP50Ms float64 `json:"index_search_p50_ms"`
 	// RSSBytes is the process's peak resident set during the load (the
 	// peak is reset before it where the system allows, on Linux): the
-	// engine, plus the benchmark's source vectors (N·From·4 bytes for a
-	// file set, nothing for the generated ones) and the batch being
-	// made.
+	// engine, plus the batch being made (the source vectors are read, or
+	// generated, a batch at a time).
 	RSSBytes int64 `json:"rss_bytes"`
 	// VectorBytes is N·Dim·4.
 	VectorBytes int64 `json:"vector_bytes"`

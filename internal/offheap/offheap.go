@@ -1,6 +1,9 @@
 // Package offheap keeps the large arrays of a vector memory — the unit
-// vectors, the int8 codes, the layer-0 neighbour lists — outside the Go
-// heap, in an address range reserved up front and committed as it fills.
+// vectors, the int8 codes, the layer-0 neighbour lists, and every
+// per-memory record without Go pointers (the rows' numbers, the index's
+// keys, levels and vector references, the id table, the link graph's
+// nodes) — outside the Go heap, in an address range reserved up front and
+// committed as it fills.
 //
 // Three things follow, and they are why the package exists:
 //
