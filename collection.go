@@ -139,15 +139,7 @@ type rowNum struct {
 
 // stateList is the row's states, oldest first (its elements may be
 // written in place; appendState adds one).
-func (r *row) stateList() []state {
-	if r.oneState {
-		return unsafe.Slice(&r.st0, 1)
-	}
-	if r.rowLists == nil {
-		return nil
-	}
-	return r.rowLists.states
-}
+func (r *row) stateList() []state { return inlineList(r.oneState, &r.st0, r.listed().states) }
 
 // lastState is the row's current state, for writing in place.
 func (r *row) lastState() *state {
@@ -163,28 +155,11 @@ func (r *row) setState(st state) {
 // appendState adds st after the row's states (a pointer from lastState
 // taken before no longer reaches the row's).
 func (r *row) appendState(st state) {
-	if !r.oneState && len(r.stateList()) == 0 {
-		r.setState(st)
-		return
-	}
-	ls := r.lists()
-	if r.oneState {
-		ls.states = append(make([]state, 0, 2), r.st0)
-		r.oneState = false
-	}
-	ls.states = append(ls.states, st)
+	appendInline(&r.oneState, &r.st0, len(r.stateList()), func() *[]state { return &r.lists().states }, st)
 }
 
 // beliefList is the row's beliefs (batch rows, one per state).
-func (r *row) beliefList() []int {
-	if r.oneBelief {
-		return unsafe.Slice(&r.b0, 1)
-	}
-	if r.rowLists == nil {
-		return nil
-	}
-	return r.rowLists.beliefs
-}
+func (r *row) beliefList() []int { return inlineList(r.oneBelief, &r.b0, r.listed().beliefs) }
 
 // lastBelief is the row's current belief's batch row.
 func (r *row) lastBelief() int {
@@ -194,16 +169,40 @@ func (r *row) lastBelief() int {
 
 // addBelief appends batch row b to the row's beliefs.
 func (r *row) addBelief(b int) {
-	if !r.oneBelief && len(r.beliefList()) == 0 {
-		r.b0, r.oneBelief = b, true
+	appendInline(&r.oneBelief, &r.b0, len(r.beliefList()), func() *[]int { return &r.lists().beliefs }, b)
+}
+
+// listed is the row's lists for reading (noLists before the row table
+// gives it its own or the shared ones).
+func (r *row) listed() *rowLists {
+	if r.rowLists == nil {
+		return &noLists
+	}
+	return r.rowLists
+}
+
+// inlineList is a list kept in first while it has one element (one),
+// and in listed otherwise.
+func inlineList[T any](one bool, first *T, listed []T) []T {
+	if one {
+		return unsafe.Slice(first, 1)
+	}
+	return listed
+}
+
+// appendInline appends x to the n-element list of inlineList, moving it
+// from first to the list list returns when a second arrives.
+func appendInline[T any](one *bool, first *T, n int, list func() *[]T, x T) {
+	if n == 0 {
+		*first, *one = x, true
 		return
 	}
-	ls := r.lists()
-	if r.oneBelief {
-		ls.beliefs = append(make([]int, 0, 2), r.b0)
-		r.oneBelief = false
+	l := list()
+	if *one {
+		*l = append(make([]T, 0, 2), *first)
+		*one = false
 	}
-	ls.beliefs = append(ls.beliefs, b)
+	*l = append(*l, x)
 }
 
 // rowText is what a row derives from its memory's text, document and

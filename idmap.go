@@ -3,9 +3,8 @@ package tidemark
 import (
 	"hash/maphash"
 	"math/bits"
-	"runtime"
 
-	"github.com/tidemark/tidemark/internal/offheap"
+	"github.com/tidemark/tidemark/internal/probe"
 )
 
 // idMap finds a collection's rows by id: an open-addressing table (linear
@@ -17,11 +16,9 @@ import (
 // The ids folded into another row (aliases) are the exception, in a
 // map of their own. The zero idMap is empty.
 type idMap struct {
-	mem   *offheap.Array[uint64]
-	slots []uint64 // row+1 << 32 | hash bits; 0 is an empty slot
-	n     int
-	shift uint // 64 − log2(len(slots))
-	seed  maphash.Seed
+	probe.Table[uint64] // row+1 << 32 | hash bits; 0 is an empty slot
+	n                   int
+	seed                maphash.Seed
 	// aliases maps each id whose row holds another id to its row.
 	aliases map[string]int
 }
@@ -31,14 +28,14 @@ func idSlot(j int, h uint32) uint64 { return uint64(j+1)<<32 | uint64(h) }
 
 func (m *idMap) hash(id string) uint32 { return uint32(maphash.String(m.seed, id)) }
 
-func (m *idMap) home(h uint32) int { return int((uint64(h) * 0x9e3779b97f4a7c15) >> m.shift) }
+func (m *idMap) home(h uint32) int { return int((uint64(h) * 0x9e3779b97f4a7c15) >> m.Shift) }
 
 // len returns the number of ids.
 func (m *idMap) len() int { return m.n + len(m.aliases) }
 
 // reserve makes room for n ids before the table grows.
 func (m *idMap) reserve(n int, rows *rowTable) {
-	if 4*n > 3*len(m.slots) {
+	if 4*n > 3*len(m.Slots) {
 		m.resize(idTableSize(n), rows)
 	}
 }
@@ -52,34 +49,18 @@ func idTableSize(n int) int {
 
 // resize moves the ids into a table of size slots.
 func (m *idMap) resize(size int, rows *rowTable) {
-	if m.mem == nil {
+	if m.Slots == nil {
 		m.seed = maphash.MakeSeed()
 	}
-	old, oldMem := m.slots, m.mem
-	defer runtime.KeepAlive(oldMem) // old is read below
-	m.mem = offheap.New[uint64](size * 8)
-	m.slots = m.mem.Grow(size)[:size]
-	m.mem.Populate(size)
-	m.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	mask := size - 1
-	for _, s := range old {
-		if s == 0 {
-			continue
-		}
-		i := m.home(uint32(s))
-		for m.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		m.slots[i] = s
-	}
+	m.Resize(size, func(s uint64) int { return m.home(uint32(s)) })
 }
 
 // find returns the slot of id (whose rows are in rows) and whether it is
 // there; when it is not, the slot is the empty one that ends its probe.
 func (m *idMap) find(id string, h uint32, rows *rowTable) (int, bool) {
-	mask := len(m.slots) - 1
+	mask := len(m.Slots) - 1
 	for i := m.home(h); ; i = (i + 1) & mask {
-		s := m.slots[i]
+		s := m.Slots[i]
 		if s == 0 {
 			return i, false
 		}
@@ -102,7 +83,7 @@ func (m *idMap) get(id string, rows *rowTable) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	return int(m.slots[i]>>32) - 1, true
+	return int(m.Slots[i]>>32) - 1, true
 }
 
 // set maps id to row j.
@@ -116,15 +97,15 @@ func (m *idMap) set(id string, j int, rows *rowTable) {
 		return
 	}
 	delete(m.aliases, id)
-	if 4*(m.n+1) > 3*len(m.slots) {
-		m.resize(max(2*len(m.slots), idTableSize(0)), rows)
+	if 4*(m.n+1) > 3*len(m.Slots) {
+		m.resize(max(2*len(m.Slots), idTableSize(0)), rows)
 	}
 	h := m.hash(id)
 	i, ok := m.find(id, h, rows)
 	if !ok {
 		m.n++
 	}
-	m.slots[i] = idSlot(j, h)
+	m.Slots[i] = idSlot(j, h)
 }
 
 // del removes id.
@@ -143,16 +124,16 @@ func (m *idMap) delTable(id string, rows *rowTable) {
 	if !ok {
 		return
 	}
-	mask := len(m.slots) - 1
-	for k := (i + 1) & mask; m.slots[k] != 0; k = (k + 1) & mask {
+	mask := len(m.Slots) - 1
+	for k := (i + 1) & mask; m.Slots[k] != 0; k = (k + 1) & mask {
 		// The slot at k may fill the hole at i when its home is not in
 		// (i, k] (cyclically).
-		if h := m.home(uint32(m.slots[k])); (k-h)&mask >= (k-i)&mask {
-			m.slots[i] = m.slots[k]
+		if h := m.home(uint32(m.Slots[k])); (k-h)&mask >= (k-i)&mask {
+			m.Slots[i] = m.Slots[k]
 			i = k
 		}
 	}
-	m.slots[i] = 0
+	m.Slots[i] = 0
 	m.n--
 }
 

@@ -3,9 +3,8 @@ package index
 import (
 	"iter"
 	"math/bits"
-	"runtime"
 
-	"github.com/tidemark/tidemark/internal/offheap"
+	"github.com/tidemark/tidemark/internal/probe"
 )
 
 // keyMap maps each live key to its node: an open-addressing table
@@ -16,12 +15,8 @@ import (
 // method takes the index's current keys array; the caller holds the
 // locks that guard the map (allocMu, or mu exclusively).
 type keyMap struct {
-	// mem holds slots off the Go heap (package offheap): they have no
-	// pointers, so the collector would only pace by them.
-	mem   *offheap.Array[uint32]
-	slots []uint32 // a node id + 1; 0 is an empty slot
-	n     int
-	shift uint // 64 − log2(len(slots))
+	probe.Table[uint32] // a node id + 1; 0 is an empty slot
+	n                   int
 }
 
 // newKeyMap returns a map with room for capacity keys before it grows.
@@ -38,16 +33,16 @@ func tableSize(n int) int {
 	return 1 << bits.Len(uint(need-1))
 }
 
-func (m *keyMap) home(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> m.shift) }
+func (m *keyMap) home(key uint64) int { return int((key * 0x9e3779b97f4a7c15) >> m.Shift) }
 
 // len returns the number of keys.
 func (m *keyMap) len() int { return m.n }
 
 // get returns key's node.
 func (m *keyMap) get(key uint64, keys []uint64) (uint32, bool) {
-	mask := len(m.slots) - 1
+	mask := len(m.Slots) - 1
 	for i := m.home(key); ; i = (i + 1) & mask {
-		s := m.slots[i]
+		s := m.Slots[i]
 		if s == 0 {
 			return 0, false
 		}
@@ -60,14 +55,14 @@ func (m *keyMap) get(key uint64, keys []uint64) (uint32, bool) {
 // put maps key to node id, whose key keys[id] must be; it reports false,
 // changing nothing, when key is there already.
 func (m *keyMap) put(key uint64, id uint32, keys []uint64) bool {
-	if 4*(m.n+1) > 3*len(m.slots) {
-		m.resize(2*len(m.slots), keys)
+	if 4*(m.n+1) > 3*len(m.Slots) {
+		m.resize(2*len(m.Slots), keys)
 	}
-	mask := len(m.slots) - 1
+	mask := len(m.Slots) - 1
 	for i := m.home(key); ; i = (i + 1) & mask {
-		s := m.slots[i]
+		s := m.Slots[i]
 		if s == 0 {
-			m.slots[i] = id + 1
+			m.Slots[i] = id + 1
 			m.n++
 			return true
 		}
@@ -81,10 +76,10 @@ func (m *keyMap) put(key uint64, id uint32, keys []uint64) bool {
 // back to close the gap (backward-shift deletion: no tombstones, so
 // lookups never slow down with deletes).
 func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
-	mask := len(m.slots) - 1
+	mask := len(m.Slots) - 1
 	i := m.home(key)
 	for ; ; i = (i + 1) & mask {
-		s := m.slots[i]
+		s := m.Slots[i]
 		if s == 0 {
 			return 0, false
 		}
@@ -92,10 +87,10 @@ func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
 			break
 		}
 	}
-	id := m.slots[i] - 1
+	id := m.Slots[i] - 1
 	for j := i; ; {
 		j = (j + 1) & mask
-		s := m.slots[j]
+		s := m.Slots[j]
 		if s == 0 {
 			break
 		}
@@ -103,42 +98,24 @@ func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
 		// path: its home h is not in the cyclic interval (i, j].
 		h := m.home(keys[s-1])
 		if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
-			m.slots[i] = s
+			m.Slots[i] = s
 			i = j
 		}
 	}
-	m.slots[i] = 0
+	m.Slots[i] = 0
 	m.n--
 	return id, true
 }
 
 // resize moves the keys into a table of size slots (a power of two).
 func (m *keyMap) resize(size int, keys []uint64) {
-	old, oldMem := m.slots, m.mem
-	defer runtime.KeepAlive(oldMem) // old is read below
-	m.mem = offheap.New[uint32](size * 4)
-	m.slots = m.mem.Grow(size)[:size]
-	m.mem.Populate(size)
-	m.shift = uint(64 - bits.TrailingZeros(uint(size)))
-	m.n = 0
-	mask := size - 1
-	for _, s := range old {
-		if s == 0 {
-			continue
-		}
-		i := m.home(keys[s-1])
-		for m.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		m.slots[i] = s
-		m.n++
-	}
+	m.Resize(size, func(s uint32) int { return m.home(keys[s-1]) })
 }
 
 // all yields every key and its node, in no particular order.
 func (m *keyMap) all(keys []uint64) iter.Seq2[uint64, uint32] {
 	return func(yield func(uint64, uint32) bool) {
-		for _, s := range m.slots {
+		for _, s := range m.Slots {
 			if s != 0 && !yield(keys[s-1], s-1) {
 				return
 			}

@@ -48,8 +48,8 @@ func TestKeyMapAgreesWithMap(t *testing.T) {
 					t.Fatalf("step %d: get(%d) = %d %v, want %d %v", step, k, id, ok, want, had)
 				}
 			}
-			if m.len() != len(ref) || 4*m.len() > 3*len(m.slots) {
-				t.Fatalf("step %d: %d keys (want %d) in %d slots", step, m.len(), len(ref), len(m.slots))
+			if m.len() != len(ref) || 4*m.len() > 3*len(m.Slots) {
+				t.Fatalf("step %d: %d keys (want %d) in %d slots", step, m.len(), len(ref), len(m.Slots))
 			}
 		}
 		for k, want := range ref {
