@@ -82,7 +82,13 @@ type Array[T Elem] struct {
 	s       []T      // the committed elements (len = cap)
 	reserve int      // bytes of address space a new reservation takes
 	maps    *regions // the reservations (nil on the heap fallback)
+	// spans is the reservations' usable ranges, replaced whole when one
+	// is added, for Holds to read while Grow runs.
+	spans atomic.Pointer[[]span]
 }
+
+// span is a reservation's usable bytes [base, base+size).
+type span struct{ base, size uintptr }
 
 // regions is an Array's reservations, newest last: what its cleanup
 // unmaps.
@@ -117,13 +123,14 @@ func (a *Array[T]) OffHeap() bool { return a.maps != nil }
 
 // Holds reports whether p points into the Array's off-heap memory (any
 // reservation it has made, the current one or one it moved from); false
-// on the heap fallback. It must not run concurrently with Grow.
+// on the heap fallback. It may run concurrently with Grow.
 func (a *Array[T]) Holds(p unsafe.Pointer) bool {
-	if a.maps == nil {
+	spans := a.spans.Load()
+	if spans == nil {
 		return false
 	}
-	for _, r := range a.maps.list {
-		if o := uintptr(p) - uintptr(r.base); uintptr(p) >= uintptr(r.base) && o < uintptr(r.size) {
+	for _, sp := range *spans {
+		if uintptr(p)-sp.base < sp.size {
 			return true
 		}
 	}
@@ -210,6 +217,11 @@ func (a *Array[T]) growMapped(want, esz int) ([]T, bool) {
 		}, a.maps)
 	}
 	a.maps.list = append(a.maps.list, r)
+	spans := make([]span, 0, len(a.maps.list))
+	for _, r := range a.maps.list {
+		spans = append(spans, span{uintptr(r.base), uintptr(r.size)})
+	}
+	a.spans.Store(&spans)
 	return s, true
 }
 
