@@ -62,7 +62,11 @@ type Options struct {
 	// reachable. Not saved.
 	SharedVectors bool
 	// KeepAlive, with SharedVectors, is referenced by the index for its
-	// whole life: the owner of the vectors' memory.
+	// whole life: the owner of the vectors' memory. The index keeps its
+	// references off the Go heap; where KeepAlive has a method
+	// Holds(unsafe.Pointer) bool (an internal/offheap Array) that holds a
+	// vector, that is all, and any other vector is also kept in a slice
+	// the garbage collector scans.
 	KeepAlive any
 }
 
