@@ -139,7 +139,12 @@ type rowNum struct {
 
 // stateList is the row's states, oldest first (its elements may be
 // written in place; appendState adds one).
-func (r *row) stateList() []state { return inlineList(r.oneState, &r.st0, r.listed().states) }
+func (r *row) stateList() []state {
+	if r.oneState {
+		return unsafe.Slice(&r.st0, 1)
+	}
+	return r.listed().states
+}
 
 // lastState is the row's current state, for writing in place.
 func (r *row) lastState() *state {
@@ -159,7 +164,15 @@ func (r *row) appendState(st state) {
 }
 
 // beliefList is the row's beliefs (batch rows, one per state).
-func (r *row) beliefList() []int { return inlineList(r.oneBelief, &r.b0, r.listed().beliefs) }
+//
+// It reads the row's lists only when it has more than one: Open derives
+// the lists (linkSplits) while the indexes read the rows' vectors.
+func (r *row) beliefList() []int {
+	if r.oneBelief {
+		return unsafe.Slice(&r.b0, 1)
+	}
+	return r.listed().beliefs
+}
 
 // lastBelief is the row's current belief's batch row.
 func (r *row) lastBelief() int {
@@ -181,17 +194,8 @@ func (r *row) listed() *rowLists {
 	return r.rowLists
 }
 
-// inlineList is a list kept in first while it has one element (one),
-// and in listed otherwise.
-func inlineList[T any](one bool, first *T, listed []T) []T {
-	if one {
-		return unsafe.Slice(first, 1)
-	}
-	return listed
-}
-
-// appendInline appends x to the n-element list of inlineList, moving it
-// from first to the list list returns when a second arrives.
+// appendInline appends x to an n-element list kept in first while it
+// has one element (one), and in the list list returns once it has more.
 func appendInline[T any](one *bool, first *T, n int, list func() *[]T, x T) {
 	if n == 0 {
 		*first, *one = x, true
