@@ -11,8 +11,9 @@ import (
 // probing) whose slots hold a row and 32 bits of its id's hash, not the
 // id itself, which the row keeps (a lookup compares it only where the
 // hash bits agree). The slots live off the Go heap (package offheap), 8
-// bytes each at most three quarters full: some 11 bytes an id against
-// the 40 of a map[string]int, which the collector's headroom doubled.
+// bytes each, from three eighths to three quarters full: 11 to 21 bytes
+// an id against the 40 of a map[string]int, which the collector's
+// headroom doubled.
 // The ids folded into another row (aliases) are the exception, in a
 // map of their own. The zero idMap is empty.
 type idMap struct {
@@ -34,9 +35,9 @@ func (m *idMap) home(h uint32) int { return int((uint64(h) * 0x9e3779b97f4a7c15)
 func (m *idMap) len() int { return m.n + len(m.aliases) }
 
 // reserve makes room for n ids before the table grows.
-func (m *idMap) reserve(n int, rows *rowTable) {
+func (m *idMap) reserve(n int) {
 	if 4*n > 3*len(m.Slots) {
-		m.resize(idTableSize(n), rows)
+		m.resize(idTableSize(n))
 	}
 }
 
@@ -48,7 +49,7 @@ func idTableSize(n int) int {
 }
 
 // resize moves the ids into a table of size slots.
-func (m *idMap) resize(size int, rows *rowTable) {
+func (m *idMap) resize(size int) {
 	if m.Slots == nil {
 		m.seed = maphash.MakeSeed()
 	}
@@ -98,7 +99,7 @@ func (m *idMap) set(id string, j int, rows *rowTable) {
 	}
 	delete(m.aliases, id)
 	if 4*(m.n+1) > 3*len(m.Slots) {
-		m.resize(max(2*len(m.Slots), idTableSize(0)), rows)
+		m.resize(max(2*len(m.Slots), idTableSize(0)))
 	}
 	h := m.hash(id)
 	i, ok := m.find(id, h, rows)
@@ -124,16 +125,7 @@ func (m *idMap) delTable(id string, rows *rowTable) {
 	if !ok {
 		return
 	}
-	mask := len(m.Slots) - 1
-	for k := (i + 1) & mask; m.Slots[k] != 0; k = (k + 1) & mask {
-		// The slot at k may fill the hole at i when its home is not in
-		// (i, k] (cyclically).
-		if h := m.home(uint32(m.Slots[k])); (k-h)&mask >= (k-i)&mask {
-			m.Slots[i] = m.Slots[k]
-			i = k
-		}
-	}
-	m.Slots[i] = 0
+	m.Remove(i, func(s uint64) int { return m.home(uint32(s)) })
 	m.n--
 }
 

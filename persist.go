@@ -10,7 +10,7 @@ import (
 // the dependents of each row (after the dependency pairs are read).
 func (l *ledger) rebuildMaps() error {
 	// Sized once: growing to a million ids rehashed it twenty times.
-	l.byID.reserve(l.rows.len(), &l.rows)
+	l.byID.reserve(l.rows.len())
 	for j := range l.rows.len() {
 		r := l.rows.at(j)
 		if err := l.claimID(r.mem.ID, j); err != nil {

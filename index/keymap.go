@@ -88,21 +88,7 @@ func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
 		}
 	}
 	id := m.Slots[i] - 1
-	for j := i; ; {
-		j = (j + 1) & mask
-		s := m.Slots[j]
-		if s == 0 {
-			break
-		}
-		// The key in slot j stays unless the gap at i lies on its probe
-		// path: its home h is not in the cyclic interval (i, j].
-		h := m.home(keys[s-1])
-		if i <= j && (h <= i || h > j) || i > j && h <= i && h > j {
-			m.Slots[i] = s
-			i = j
-		}
-	}
-	m.Slots[i] = 0
+	m.Remove(i, func(s uint32) int { return m.home(keys[s-1]) })
 	m.n--
 	return id, true
 }

@@ -33,6 +33,22 @@ func (t *Table[S]) Resize(size int, home func(S) int) {
 	Rehash(t.Slots, old, home)
 }
 
+// Remove empties slot i and moves the slots after it back where their
+// probes allow (backward-shift deletion: no tombstones, so lookups never
+// slow down with deletes); home gives a slot's home.
+func (t *Table[S]) Remove(i int, home func(S) int) {
+	mask := len(t.Slots) - 1
+	for k := (i + 1) & mask; t.Slots[k] != 0; k = (k + 1) & mask {
+		// The slot at k may fill the hole at i when its home is not in
+		// the cyclic interval (i, k].
+		if h := home(t.Slots[k]); (k-h)&mask >= (k-i)&mask {
+			t.Slots[i] = t.Slots[k]
+			i = k
+		}
+	}
+	t.Slots[i] = 0
+}
+
 // Rehash puts every non-empty slot of old into slots (empty, a power of
 // two long) at the first empty place from its home.
 func Rehash[S uint32 | uint64](slots, old []S, home func(S) int) {
