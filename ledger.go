@@ -144,13 +144,15 @@ func (t *rowTable) add(r row) {
 	num := t.growNums()
 	if r.rowNum != nil {
 		*num = *r.rowNum
+	} else {
+		*num = rowNum{}
 	}
 	r.rowNum = num
 	t.chunks[t.n/rowChunk][t.n%rowChunk] = r
 	t.n++
 }
 
-// growNums makes room for row t.n's numbers and returns them, zeroed.
+// growNums makes room for row t.n's numbers and returns them.
 // Where the array moves (past its reservation, or on the heap fallback of
 // package offheap) the rows before are pointed at their new place.
 func (t *rowTable) growNums() *rowNum {
@@ -160,20 +162,14 @@ func (t *rowTable) growNums() *rowNum {
 	need := (t.n + 1) * numWords
 	before := t.nums.Slice()
 	words := t.nums.Grow(need)
+	nums := offheap.View[rowNum](words)
 	if len(before) > 0 && unsafe.SliceData(before) != unsafe.SliceData(words) {
 		for j := range t.n {
-			t.at(j).rowNum = numAt(words, j)
+			t.at(j).rowNum = &nums[j]
 		}
 	}
 	t.nums.Populate(need)
-	num := numAt(words, t.n)
-	*num = rowNum{}
-	return num
-}
-
-// numAt is row j's numbers in words.
-func numAt(words []uint64, j int) *rowNum {
-	return (*rowNum)(unsafe.Pointer(&words[j*numWords]))
+	return &nums[t.n]
 }
 
 // vectorReserve is the address space a collection's vectors reserve (no

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/tidemark/tidemark/internal/offheap"
 	"github.com/tidemark/tidemark/temporal"
 )
 
@@ -24,11 +25,11 @@ func TestRowTableKeepsNumbers(t *testing.T) {
 		tab.add(r)
 		tab.at(j).addBelief(10 * j)
 	}
-	words := tab.nums.Slice()
+	nums := offheap.View[rowNum](tab.nums.Slice())
 	for j := range n {
 		r := tab.at(j)
-		if r.rowNum != numAt(words, j) {
-			t.Fatalf("row %d: numbers at %p, the table's are at %p", j, r.rowNum, numAt(words, j))
+		if r.rowNum != &nums[j] {
+			t.Fatalf("row %d: numbers at %p, the table's are at %p", j, r.rowNum, &nums[j])
 		}
 		if j%3 == 0 {
 			if r.rec != 0 || len(r.stateList()) != 0 {

@@ -354,8 +354,7 @@ func (h *HNSW) grow(capacity int) {
 		return
 	}
 	if h.shared {
-		w := h.vrefMem.Grow(capacity)
-		h.vref = unsafe.Slice((*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(w))), capacity)
+		h.vref = offheap.View[unsafe.Pointer](h.vrefMem.Grow(capacity))[:capacity]
 	} else {
 		h.vecs = h.vecMem.Grow(capacity * h.dim)[:capacity*h.dim]
 	}

@@ -61,12 +61,10 @@ func (t *nodeTable) add(key uint64, n linkNode) *linkNode {
 		if t.mem == nil {
 			t.mem = offheap.New[uint64](nodeReserve)
 		}
-		const words = int(unsafe.Sizeof(linkNode{}) / 8)
 		made := len(t.nodes) / nodeChunk
-		need := (made + 1) * nodeChunk * words
-		w := t.mem.Grow(need)
+		need := (made + 1) * nodeChunk * int(unsafe.Sizeof(linkNode{})/8)
+		t.nodes = offheap.View[linkNode](t.mem.Grow(need)[:need])
 		t.mem.Populate(need)
-		t.nodes = unsafe.Slice((*linkNode)(unsafe.Pointer(unsafe.SliceData(w))), need/words)
 		t.chunkAt[c] = uint32(made + 1)
 	}
 	p := &t.nodes[int(t.chunkAt[c]-1)*nodeChunk+int(key%nodeChunk)]

@@ -137,6 +137,20 @@ func (a *Array[T]) Holds(p unsafe.Pointer) bool {
 	return false
 }
 
+// View is the memory of words (an Array's, typically) as elements of T,
+// a fixed-size record of whole 8-byte words: the way to keep structs in
+// an Array[uint64]. A T holding Go pointers is the caller's to keep
+// alive otherwise: the collector does not look here. It panics for a T
+// that is not a multiple of 8 bytes.
+func View[T any](words []uint64) []T {
+	var zero T
+	size := unsafe.Sizeof(zero)
+	if size == 0 || size%8 != 0 {
+		panic(fmt.Sprintf("offheap: a view of %d-byte elements", size))
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(words))), uintptr(len(words))*8/size)
+}
+
 // Populate asks the system to back the first n elements with memory now
 // (rounded up to a huge page, at most the committed ones), instead of
 // one page fault per page as they are first written: call it with the

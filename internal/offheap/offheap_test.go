@@ -152,3 +152,27 @@ func TestHolds(t *testing.T) {
 		}
 	}
 }
+
+// View lays records over the words in place, and refuses a record that
+// is not whole words.
+func TestView(t *testing.T) {
+	type rec struct {
+		a uint64
+		b, c uint32
+	}
+	words := make([]uint64, 6)
+	v := View[rec](words)
+	if len(v) != 3 || unsafe.Pointer(&v[1]) != unsafe.Pointer(&words[2]) {
+		t.Fatalf("view of %d records, record 1 at %p, word 2 at %p", len(v), &v[1], &words[2])
+	}
+	v[2].a = 7
+	if words[4] != 7 {
+		t.Fatalf("a write through the view did not land in the words: %v", words)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a view of 4-byte records did not panic")
+		}
+	}()
+	View[uint32](words)
+}
