@@ -157,7 +157,7 @@ func TestHolds(t *testing.T) {
 // is not whole words.
 func TestView(t *testing.T) {
 	type rec struct {
-		a uint64
+		a    uint64
 		b, c uint32
 	}
 	words := make([]uint64, 6)
