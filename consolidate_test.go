@@ -206,19 +206,25 @@ func TestConsolidateInBackground(t *testing.T) {
 	if _, err := c.Put(ctx, []Memory{{ID: "a", Text: "a", Vector: unit(4, 0)}}); err != nil {
 		t.Fatal(err)
 	}
+	// A run promotes the memory before it records its report, so wait for
+	// both: the promotion seen by Get, then a report naming the collection.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		m, _ := c.Get(ctx, "a")
-		if m.Status == temporal.Active {
+		reps, err := db.LastConsolidation()
+		if err != nil {
+			t.Fatalf("last consolidation: %v", err)
+		}
+		if m.Status == temporal.Active && len(reps) > 0 {
+			if reps[0].Collection != "c" {
+				t.Fatalf("last consolidation: %+v", reps)
+			}
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no background run promoted the memory in 10 s")
+			t.Fatalf("in 10 s: status %v, last consolidation %+v", m.Status, reps)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	if reps, err := db.LastConsolidation(); err != nil || len(reps) == 0 {
-		t.Fatalf("last consolidation: %v %v", reps, err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
