@@ -857,25 +857,34 @@ func (l *ledger) encodeRow(f *wire.Writer, j int) (vec []byte, split int) {
 // ledger (addRow). Its buffers are reused from row to row.
 type parsedRow struct {
 	rw     row
-	num    rowNum // rw's numbers until addRow copies them
-	vec    []float32
+	num    rowNum              // rw's numbers until addRow copies them
+	vec    []float32           // the row's vector, where parseRow put it
+	buf    []float32           // where it goes when parseRow is given no slot
 	hashes [][sha256.Size]byte // of rw's aliases, in order
 	finite bool                // no NaN or infinity in vec
 }
 
 // parseRow reads what encodeRow wrote (format v) for a ledger of nrows
 // rows into p, reading nothing of the ledger but its options, so that rows
-// may be parsed concurrently (decodeRows); fr.Err says what is wrong.
-func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
+// may be parsed concurrently (decodeRows); fr.Err says what is wrong. The
+// vector is decoded into slot, the row's place in the column store, when
+// one is given (its capacity the dimension: a longer vector goes
+// elsewhere, and is refused).
+func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow, slot []float32) {
 	p.num = rowNum{}
 	p.rw = row{rowNum: &p.num}
 	rw := &p.rw
 	m := decodeMemory(fr, recordFormat(v))
 	rw.mem = storeFields(&m)
-	vec := fr.Float32s(MaxDim, p.vec)
-	if cap(vec) > cap(p.vec) {
-		p.vec = vec
+	dst := p.buf
+	if slot != nil {
+		dst = slot
 	}
+	vec := fr.Float32s(MaxDim, dst)
+	if slot == nil && cap(vec) > cap(p.buf) {
+		p.buf = vec
+	}
+	p.vec = vec
 	copy(rw.hash[:], fr.Bytes0(sha256.Size))
 	for _, x := range []*float64{&rw.rec, &rw.effFrom, &rw.created, &rw.givenFrom, &rw.givenTo, &rw.access, &rw.positive, &rw.negative, &rw.degree} {
 		*x = fr.Float64()
@@ -931,10 +940,13 @@ func (l *ledger) parseRow(fr *wire.Reader, v byte, nrows int, p *parsedRow) {
 }
 
 // addRow appends a row parseRow read without error as row j of nrows,
-// with its beliefs' columns; before format 5, also its drift observation
-// (in log order, so the detectors replay the same; format 5 reads their
-// state from snapDrift, decodeDrift).
-func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) {
+// with its first belief's columns (the rest wait for addLaterBeliefs: the
+// first belief of row j is then belief j, where parseRow may have put its
+// vector already); before format 5, also its drift observation (in log
+// order, so the detectors replay the same; format 5 reads their state
+// from snapDrift, decodeDrift). It reports whether the row has more
+// beliefs.
+func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) (more bool) {
 	rw := &p.rw
 	if len(p.hashes) > 0 { // then rw has lists: its aliases
 		for i, a := range rw.aliases {
@@ -951,9 +963,7 @@ func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) {
 	if rw.mem.meta != nil {
 		l.meta.set(j, rw.mem.meta)
 	}
-	for range rw.stateList() {
-		l.appendBelief(j, p.vec, false)
-	}
+	l.appendBelief(j, p.vec, false)
 	if v < 5 {
 		l.observeDrift(j)
 	}
@@ -962,6 +972,23 @@ func (l *ledger) addRow(j, nrows int, v byte, p *parsedRow) {
 	}
 	if rw.purged {
 		l.purgedRows++
+	}
+	return len(rw.stateList()) > 1
+}
+
+// addLaterBeliefs appends the beliefs after the first of each of rows
+// (addRow), with their row's vector.
+func (l *ledger) addLaterBeliefs(rows []int) {
+	n := 0
+	for _, j := range rows {
+		n += len(l.rows.at(j).stateList()) - 1
+	}
+	l.growColumns(n) // once: the vectors are copied from where they lie
+	for _, j := range rows {
+		r := l.rows.at(j)
+		for len(r.beliefList()) < len(r.stateList()) {
+			l.appendBelief(j, l.unitVector(j), false)
+		}
 	}
 }
 

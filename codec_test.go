@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -241,6 +242,9 @@ func TestSnapshotRowsInParallel(t *testing.T) {
 			return nil, err
 		}
 		checkConsistent(t, d)
+		if multi := sameBeliefs(t, c, d.colls["c"]); multi == 0 {
+			t.Fatal("no row has more than one belief: the test covers less than it says")
+		}
 		var out bytes.Buffer
 		if err := d.writeState(&out); err != nil {
 			t.Fatal(err)
@@ -297,4 +301,37 @@ func TestRowFieldsShareTheirZeros(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { r.setText(rowText{normText: "a note"}) }); n != 1 || r.normText != "a note" || r.rowText == &noText {
 		t.Fatalf("setText of a text: %v allocations, %q", n, r.normText)
 	}
+}
+
+// sameBeliefs checks that every row of b has a's beliefs: as many as its
+// states, each with the row's vector (a's first belief's) and the
+// columns its state gives
+// (decodeRows numbers them otherwise than the writes did: each row's
+// first belief, then the later ones). It returns how many rows have more
+// than one.
+func sameBeliefs(t *testing.T, a, b *Collection) (multi int) {
+	t.Helper()
+	if a.rows.len() != b.rows.len() || a.batch.Len() != b.batch.Len() {
+		t.Fatalf("%d rows, %d beliefs; read back %d, %d", a.rows.len(), a.batch.Len(), b.rows.len(), b.batch.Len())
+	}
+	d := a.opts.Dim
+	for j := range a.rows.len() {
+		ra, rb := a.rows.at(j), b.rows.at(j)
+		ba, bb := ra.beliefList(), rb.beliefList()
+		if len(bb) != len(ba) || len(bb) != len(rb.stateList()) {
+			t.Fatalf("row %d: %d beliefs, %d states; was %d beliefs", j, len(bb), len(rb.stateList()), len(ba))
+		}
+		if len(bb) > 1 {
+			multi++
+		}
+		for k := range bb {
+			x, y := ba[k], bb[k]
+			if !slices.Equal(a.batch.Vectors[ba[0]*d:(ba[0]+1)*d], b.batch.Vectors[y*d:(y+1)*d]) || b.batch.ID[y] != uint64(j) ||
+				b.batch.ValidFrom[y] != a.batch.ValidFrom[x] || b.batch.ValidTo[y] != a.batch.ValidTo[x] ||
+				b.batch.RecordedAt[y] != a.batch.RecordedAt[x] || b.batch.RetiredAt[y] != a.batch.RetiredAt[x] {
+				t.Fatalf("row %d belief %d (%d, was %d): the vector or columns differ", j, k, y, x)
+			}
+		}
+	}
+	return multi
 }

@@ -32,6 +32,22 @@ type frameChunk struct {
 // (addRow) in order, here. Memory in flight is bounded by a fixed set of
 // reused chunks.
 func (l *ledger) decodeRows(r *bufio.Reader, v byte, nrows int, bad func(string, error) error) error {
+	// Row j's first belief is belief base+j (addRow; the rows' later
+	// beliefs come after all of them): where the column store already
+	// has room for every row, a row's vector is parsed straight into its
+	// place, by whichever goroutine parses the row.
+	var slots []float32
+	base, d := l.batch.Len(), l.opts.Dim
+	if all := l.batch.Vectors[:cap(l.batch.Vectors)]; len(all) >= (base+nrows)*d {
+		slots = all[base*d : (base+nrows)*d]
+	}
+	slot := func(j int) []float32 {
+		if slots == nil {
+			return nil
+		}
+		return slots[j*d : (j+1)*d : (j+1)*d]
+	}
+	var later []int
 	parsers := min(runtime.GOMAXPROCS(0), nrows/rowsPerChunk)
 	if parsers <= 1 {
 		var buf []byte
@@ -42,12 +58,15 @@ func (l *ledger) decodeRows(r *bufio.Reader, v byte, nrows int, bad func(string,
 				return err
 			}
 			fr := wire.NewReader(buf)
-			l.parseRow(fr, v, nrows, &p)
+			l.parseRow(fr, v, nrows, &p, slot(j))
 			if fr.Err() != nil {
 				return bad(fmt.Sprintf("row %d", j), fr.Err())
 			}
-			l.addRow(j, nrows, v, &p)
+			if l.addRow(j, nrows, v, &p) {
+				later = append(later, j)
+			}
 		}
+		l.addLaterBeliefs(later)
 		return nil
 	}
 	free := make(chan *frameChunk, 2*parsers+1)
@@ -65,7 +84,7 @@ func (l *ledger) decodeRows(r *bufio.Reader, v byte, nrows int, bad func(string,
 			for ch := range work {
 				for i := range ch.n {
 					fr := wire.NewReader(ch.frames[i])
-					l.parseRow(fr, v, nrows, &ch.rows[i])
+					l.parseRow(fr, v, nrows, &ch.rows[i], slot(ch.first+i))
 					ch.errs[i] = fr.Err()
 				}
 				ch.parsed <- struct{}{}
@@ -107,12 +126,17 @@ func (l *ledger) decodeRows(r *bufio.Reader, v byte, nrows int, bad func(string,
 			if err := ch.errs[i]; err != nil {
 				return bad(fmt.Sprintf("row %d", ch.first+i), err)
 			}
-			l.addRow(ch.first+i, nrows, v, &ch.rows[i])
+			if l.addRow(ch.first+i, nrows, v, &ch.rows[i]) {
+				later = append(later, ch.first+i)
+			}
 		}
 		if ch.readErr != nil {
 			return ch.readErr
 		}
 		free <- ch
 	}
+	// Every chunk was parsed (and the parsers write nothing else): the
+	// column store may grow now.
+	l.addLaterBeliefs(later)
 	return nil
 }

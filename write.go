@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/tidemark/tidemark/index"
 	"github.com/tidemark/tidemark/internal/links"
@@ -550,10 +551,11 @@ func (l *ledger) appendBelief(j int, vec []float32, normalize bool) {
 	d := l.opts.Dim
 	l.growColumns(1)
 	b.Vectors = b.Vectors[:len(b.Vectors)+d]
-	if normalize {
-		unitvec.Normalize(vec, b.Vectors[n*d:(n+1)*d])
-	} else {
-		copy(b.Vectors[n*d:(n+1)*d], vec)
+	switch dst := b.Vectors[n*d : (n+1)*d]; {
+	case normalize:
+		unitvec.Normalize(vec, dst)
+	case unsafe.SliceData(vec) != unsafe.SliceData(dst): // else decodeRows parsed it in place
+		copy(dst, vec)
 	}
 	b.ID = append(b.ID, uint64(j))
 	b.Kind = append(b.Kind, r.mem.Kind)

@@ -285,16 +285,20 @@ func (h *HNSW) Contains(key uint64) bool {
 }
 
 // Keys yields the key of every node the index holds (Len of them, each
-// once), in no particular order. The index is locked for reading while
-// the loop runs: its body must not call the index.
+// once), in the order they were inserted (a saved index's, as saved),
+// which is the order a caller's own records by key most likely lie in.
+// The index is locked for reading while the loop runs: its body must not
+// call the index.
 func (h *HNSW) Keys() iter.Seq[uint64] {
 	return func(yield func(uint64) bool) {
 		h.mu.RLock()
 		defer h.mu.RUnlock()
 		h.allocMu.Lock()
 		defer h.allocMu.Unlock()
-		for k := range h.byKey.all(h.keys) {
-			if !yield(k) {
+		// A key deleted (and perhaps inserted again) leaves a tombstone:
+		// the live nodes hold each key once.
+		for id := range uint32(h.n) {
+			if !h.isDead(id) && !yield(h.keys[id]) {
 				return
 			}
 		}
