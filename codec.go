@@ -547,29 +547,6 @@ func (fw *frameWriter) write(parts ...[]byte) error {
 	return nil
 }
 
-// readFrame reads one frame into buf (reused when large enough). It grows
-// the buffer as the bytes arrive, a megabyte at a time, so a hostile
-// length costs at most what the input holds, not what it claims.
-func readFrame(r *bufio.Reader, buf []byte) ([]byte, error) {
-	n, err := binary.ReadUvarint(r)
-	if err != nil {
-		return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
-	}
-	if n > maxFrame {
-		return nil, fmt.Errorf("%w: snapshot frame of %d bytes", ErrCorrupt, n)
-	}
-	buf = buf[:0]
-	for uint64(len(buf)) < n {
-		k := len(buf)
-		step := int(min(n-uint64(k), 1<<20))
-		buf = slices.Grow(buf, step)[:k+step]
-		if _, err := io.ReadFull(r, buf[k:]); err != nil {
-			return nil, fmt.Errorf("%w: snapshot frame: %w", ErrCorrupt, err)
-		}
-	}
-	return buf, nil
-}
-
 // writeState writes every collection (db.seq.mu held: no record is
 // applied meanwhile) to w, which should buffer (the snapshot writer of
 // package store does, and a staged upload's bufio.Writer): a frame is a
@@ -593,7 +570,11 @@ func (db *DB) writeState(w io.Writer) error {
 
 // readState loads a snapshot body written by writeState, size bytes long.
 func (db *DB) readState(in io.Reader, size int64) error {
-	r := bufio.NewReaderSize(in, 1<<20)
+	return db.readSource(streamSource{bufio.NewReaderSize(in, 1<<20)}, size)
+}
+
+// readSource loads a snapshot body from r (readState).
+func (db *DB) readSource(r snapSource, size int64) error {
 	v, err := binary.ReadUvarint(r)
 	if err != nil || v < 1 || v > snapshotVersion {
 		return fmt.Errorf("%w: snapshot format %d (err %v), this build reads 1…%d", ErrCorrupt, v, err, snapshotVersion)
@@ -676,8 +657,8 @@ func (c *Collection) writeState(w io.Writer) error {
 // readCollection reads what writeState wrote in snapshot format v, and
 // derives the rest: the maps, the link graph, and (when the saved ones
 // disagree with the ledger) the HNSW indexes.
-func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection, rebuilt bool, err error) {
-	buf, err := readFrame(r, nil)
+func (db *DB) readCollection(r snapSource, v byte, size int64) (c *Collection, rebuilt bool, err error) {
+	buf, err := r.frame(nil)
 	if err != nil {
 		return nil, false, err
 	}
@@ -707,7 +688,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 	if err := c.decodeRows(r, v, nrows, bad); err != nil {
 		return nil, false, err
 	}
-	if buf, err = readFrame(r, buf); err != nil {
+	if buf, err = r.frame(buf); err != nil {
 		return nil, false, err
 	}
 	fr = wire.NewReader(buf)
@@ -716,7 +697,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 		return nil, false, bad("dependencies", fr.Err())
 	}
 	if v >= 5 {
-		if buf, err = readFrame(r, buf); err != nil {
+		if buf, err = r.frame(buf); err != nil {
 			return nil, false, err
 		}
 		fr = wire.NewReader(buf)
@@ -728,7 +709,7 @@ func (db *DB) readCollection(r *bufio.Reader, v byte, size int64) (c *Collection
 	c.nonFinite = nil
 	if v < 3 {
 		// Older snapshots stored the link graph; it is derived now.
-		if _, err = readFrame(r, buf); err != nil {
+		if _, err = r.frame(buf); err != nil {
 			return nil, false, err
 		}
 	}

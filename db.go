@@ -212,6 +212,46 @@ func mapStoreErr(err error) error {
 	return err
 }
 
+// loadSnapshotFile loads the snapshot file, if there is one: mapped into
+// memory where the platform can (store.MapSnapshot; its CRC is computed
+// as the body is parsed, and checked before anything is used), else read
+// as a stream.
+func (db *DB) loadSnapshotFile() error {
+	m, err := store.MapSnapshot(db.dir, snapshotName)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case errors.Is(err, errors.ErrUnsupported):
+		snap, err := store.OpenSnapshot(db.dir, snapshotName)
+		if err != nil {
+			return mapStoreErr(err)
+		}
+		defer snap.Close()
+		return db.loadSnapshot(snap, snap.Size, snap.Seq)
+	case err != nil:
+		return mapStoreErr(err)
+	}
+	defer m.Close()
+	src := &mappedSource{body: m.Body, crc: m.Seed()}
+	err = src.guarded(func() error { return db.readSource(src, int64(len(m.Body))) })
+	if err != nil {
+		// A damaged body may fail to parse: then the CRC says so.
+		if cerr := src.guarded(m.Check); cerr != nil {
+			return mapStoreErr(cerr)
+		}
+		return err
+	}
+	// A damaged body may parse: nothing read stands unless the CRC holds.
+	if src.crcOff != len(m.Body) {
+		return fmt.Errorf("%w: snapshot: %d of its %d bytes checked", ErrCorrupt, src.crcOff, len(m.Body)) // cannot happen: readSource reads to the end
+	}
+	if err := m.CheckSum(src.crc); err != nil {
+		return mapStoreErr(err)
+	}
+	db.info.SnapshotSeq, db.seq.applied = m.Seq, m.Seq
+	return nil
+}
+
 // loadSnapshot reads a snapshot's body, size bytes, tagged with log
 // sequence number seq.
 func (db *DB) loadSnapshot(body io.Reader, size int64, seq uint64) error {
@@ -223,22 +263,13 @@ func (db *DB) loadSnapshot(body io.Reader, size int64, seq uint64) error {
 }
 
 func (db *DB) recover() error {
-	snap, err := store.OpenSnapshot(db.dir, snapshotName)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return mapStoreErr(err)
-	default:
-		err = db.loadSnapshot(snap, snap.Size, snap.Seq)
-		snap.Close()
-		if err != nil {
-			return err
-		}
+	if err := db.loadSnapshotFile(); err != nil {
+		return err
 	}
 	if first := db.wal.FirstSeq(); db.seq.applied+1 < first {
 		return fmt.Errorf("%w: the snapshot includes records up to %d but the log starts at %d", ErrCorrupt, db.seq.applied, first)
 	}
-	err = db.wal.Replay(db.seq.applied+1, func(seq uint64, payload []byte) error {
+	err := db.wal.Replay(db.seq.applied+1, func(seq uint64, payload []byte) error {
 		rec, err := decodeRecord(payload)
 		if err != nil {
 			return fmt.Errorf("%w: log record %d: %w", ErrCorrupt, seq, err)

@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tidemark/tidemark/store"
 )
 
 // A database closed and opened again — or dropped without a final
@@ -200,5 +204,98 @@ func TestOpenRefusesDamagedSnapshotBody(t *testing.T) {
 	}
 	if m, err := c.Get(ctx, "a"); err != nil || m.ID != "a" {
 		t.Fatalf("the restored snapshot: %+v, %v", m, err)
+	}
+}
+
+// A snapshot file cut short while it is mapped (by another process: this
+// one never rewrites a snapshot in place) faults where it is read past its
+// new end. The fault is an error wrapping ErrCorrupt from whichever
+// goroutine reads there (the frame reader or a row parser of decodeRows,
+// or the goroutine reading the rest), not a crash. And a mapped body that
+// is damaged is refused wherever the damage lies (its CRC is computed as
+// it is parsed, by several goroutines).
+func TestMappedSnapshotCutShort(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := openTest(t, dir, nil)
+	c := createTest(t, db, "c", &CollectionOptions{Dim: 16})
+	var ms []Memory
+	for i := range 3000 {
+		v := make([]float32, 16)
+		v[i%16], v[(i/16)%16] = 1, 0.5
+		ms = append(ms, Memory{ID: fmt.Sprintf("m%d", i), Text: fmt.Sprintf("note %d", i), Vector: v})
+	}
+	if _, err := c.Put(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, procs := range []int{1, 2} {
+		m, err := store.MapSnapshot(dir, "snapshot")
+		if errors.Is(err, errors.ErrUnsupported) {
+			t.Skip(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Body) < 64<<10 {
+			t.Fatalf("a %d-byte body: too short to cut past a page", len(m.Body))
+		}
+		whole, err := os.ReadFile(filepath.Join(dir, "snapshot"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(filepath.Join(dir, "snapshot"), 8<<10); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			src := &mappedSource{body: m.Body, crc: m.Seed()}
+			d := &DB{opts: (*Options)(nil).WithDefaults(), colls: map[string]*Collection{}}
+			err = src.guarded(func() error { return d.readSource(src, int64(len(m.Body))) })
+		}()
+		m.Close()
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "faulted") {
+			t.Fatalf("GOMAXPROCS %d: reading a mapped snapshot cut short: %v, want a fault as ErrCorrupt", procs, err)
+		}
+		t.Logf("GOMAXPROCS %d: %v", procs, err)
+		if err := os.WriteFile(filepath.Join(dir, "snapshot"), whole, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A damaged byte anywhere (a stored vector's low bit: every frame
+	// still parses) is refused, in the rows the parsers check chunk by
+	// chunk (GOMAXPROCS 2) and after them.
+	whole, err := os.ReadFile(filepath.Join(dir, "snapshot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int{len(whole) / 3, len(whole) / 2, len(whole) - 40} {
+		for _, procs := range []int{1, 2} {
+			b := bytes.Clone(whole)
+			b[at] ^= 1
+			if err := os.WriteFile(filepath.Join(dir, "snapshot"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			func() {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				db, err = Open(dir, nil)
+			}()
+			if err == nil {
+				db.Close()
+			}
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("GOMAXPROCS %d: Open with byte %d of %d damaged: %v, want ErrCorrupt", procs, at, len(whole), err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "snapshot"), whole, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db = openTest(t, dir, nil) // the file whole again
+	defer db.Close()
+	if c, err := db.Collection("c"); err != nil || c.rows.len() != 3000 {
+		t.Fatalf("reopened whole: %v", err)
 	}
 }

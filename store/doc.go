@@ -1,7 +1,7 @@
 // Package store makes tidemark durable: a write-ahead log ([WAL]) with a
 // CRC per record and group commit, and atomic, checksummed snapshots
 // ([WriteSnapshot], [WriteSnapshotDirect] past the page cache,
-// [ReadSnapshot], [OpenSnapshot]). The engine logs every
+// [ReadSnapshot], [OpenSnapshot], [MapSnapshot]). The engine logs every
 // mutation before applying it, periodically writes its state (the HNSW
 // graph, the ledger) to a snapshot tagged with the last sequence number it
 // includes, calls [WAL.Checkpoint] with that number, and on start loads the

@@ -187,31 +187,122 @@ func OpenSnapshot(dir, name string) (*SnapshotReader, error) {
 }
 
 func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
+	e, err := readEnds(name, f)
+	if err != nil {
+		return nil, err
+	}
+	// The CRC is checked at the end of the body (checkedBody).
+	h := crc32.New(castagnoli)
+	h.Write(e.hdr[:])
+	body := &checkedBody{r: io.NewSectionReader(f, snapHeaderSize, e.n), h: h, tail: e.trailer[:8], want: e.want, name: name}
+	return &SnapshotReader{Seq: e.seq, Size: e.n, f: f, r: body}, nil
+}
+
+// snapEnds is a snapshot file's header and trailer, checked (readEnds).
+type snapEnds struct {
+	size    int64 // of the file
+	hdr     [snapHeaderSize]byte
+	trailer [snapTrailerSize]byte
+	seq     uint64 // the tagged WAL sequence number
+	n       int64  // the body's length
+	want    uint32 // the CRC-32C the trailer gives
+}
+
+// readEnds reads and checks the header and trailer of snapshot file f.
+func readEnds(name string, f *os.File) (*snapEnds, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	size := st.Size()
-	if size < snapHeaderSize+snapTrailerSize {
-		return nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, size)
+	e := &snapEnds{size: st.Size()}
+	if e.size < snapHeaderSize+snapTrailerSize {
+		return nil, fmt.Errorf("%w: snapshot %s: %d bytes, shorter than header and trailer", ErrCorrupt, name, e.size)
 	}
-	var hdr [snapHeaderSize]byte
-	if _, err := f.ReadAt(hdr[:], 0); err != nil {
+	if _, err := f.ReadAt(e.hdr[:], 0); err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	var trailer [snapTrailerSize]byte
-	if _, err := f.ReadAt(trailer[:], size-snapTrailerSize); err != nil {
+	if _, err := f.ReadAt(e.trailer[:], e.size-snapTrailerSize); err != nil {
 		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
 	}
-	// The CRC is checked at the end of the body (checkedBody).
-	seq, n, want, err := checkSnapshot(name, size, hdr[:], trailer[:])
+	if e.seq, e.n, e.want, err = checkSnapshot(name, e.size, e.hdr[:], e.trailer[:]); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// MappedSnapshot is a snapshot file mapped into memory (MapSnapshot).
+type MappedSnapshot struct {
+	// Seq is the WAL sequence number the snapshot was tagged with.
+	Seq uint64
+	// Body is the snapshot's body, read-only, until Close. Reading it
+	// faults (SIGBUS) where the file has been cut short meanwhile or its
+	// disk fails: a reader that must survive that runs with
+	// runtime/debug.SetPanicOnFault and recovers.
+	Body []byte
+	name string
+	data []byte // the mapping, the whole file
+	ends *snapEnds
+}
+
+// MapSnapshot maps the snapshot name in dir read-only and checks its
+// header and trailer as OpenSnapshot does. The pages come from the page
+// cache as Body is read: no copy is made, where OpenSnapshot's reader
+// copies every byte once (3.4 GB for a million 768-d memories). The body
+// is not checked: Check computes its CRC, and may run while Body is read,
+// but nothing built from Body may be trusted before Check returns nil.
+// Where files cannot be mapped it returns an error wrapping
+// errors.ErrUnsupported. The caller must Close it.
+func MapSnapshot(dir, name string) (*MappedSnapshot, error) {
+	if err := checkSnapshotName(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	defer f.Close() // a mapping outlives its descriptor
+	e, err := readEnds(name, f)
 	if err != nil {
 		return nil, err
 	}
-	h := crc32.New(castagnoli)
-	h.Write(hdr[:])
-	body := &checkedBody{r: io.NewSectionReader(f, snapHeaderSize, n), h: h, tail: trailer[:8], want: want, name: name}
-	return &SnapshotReader{Seq: seq, Size: n, f: f, r: body}, nil
+	data, err := mapFile(f, e.size)
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	return &MappedSnapshot{Seq: e.seq, Body: data[snapHeaderSize : snapHeaderSize+e.n : snapHeaderSize+e.n], name: name, data: data, ends: e}, nil
+}
+
+// Check computes the CRC-32C of the file (from the header read by
+// MapSnapshot, the mapped body, and the trailer's length) and returns an
+// error wrapping ErrCorrupt unless it is the trailer's. Like any reader of
+// Body, it faults where the file was cut short.
+func (m *MappedSnapshot) Check() error {
+	return m.CheckSum(crc32.Update(m.Seed(), castagnoli, m.Body))
+}
+
+// Seed is the CRC-32C of the file's header: a caller that checks the body
+// as it reads it (rather than with Check, a second pass) continues from it
+// and gives the result to CheckSum.
+func (m *MappedSnapshot) Seed() uint32 { return crc32.Checksum(m.ends.hdr[:], castagnoli) }
+
+// CheckSum returns nil when crc, the CRC-32C of the header and the whole
+// body (Seed continued over Body), makes the trailer's, and an error
+// wrapping ErrCorrupt when it does not.
+func (m *MappedSnapshot) CheckSum(crc uint32) error {
+	if crc32.Update(crc, castagnoli, m.ends.trailer[:8]) != m.ends.want {
+		return crcMismatch(m.name)
+	}
+	return nil
+}
+
+// Close unmaps the file; Body must not be read after it.
+func (m *MappedSnapshot) Close() error {
+	if m.data == nil {
+		return nil
+	}
+	data := m.data
+	m.data, m.Body = nil, nil
+	return unmapFile(data)
 }
 
 // checkedBody reads a snapshot's body through its CRC: at the end it adds

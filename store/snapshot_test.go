@@ -36,6 +36,13 @@ func TestSnapshotRoundTrip(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
+		seq, mapped, err := mapSnapshot(dir, "index")
+		if errors.Is(err, errors.ErrUnsupported) {
+			continue
+		}
+		if err != nil || seq != 4242 || !bytes.Equal(mapped, body) {
+			t.Fatalf("MapSnapshot: seq %d, %d bytes, %v", seq, len(mapped), err)
+		}
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
@@ -97,6 +104,9 @@ func TestSnapshotCorrupt(t *testing.T) {
 		if _, _, err := streamSnapshot(dir, "bad"); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("%s: OpenSnapshot and reading to the end = %v, want ErrCorrupt", what, err)
 		}
+		if _, _, err := mapSnapshot(dir, "bad"); !errors.Is(err, ErrCorrupt) && !errors.Is(err, errors.ErrUnsupported) {
+			t.Fatalf("%s: MapSnapshot and Check = %v, want ErrCorrupt", what, err)
+		}
 	}
 	for i := range good {
 		b := bytes.Clone(good)
@@ -141,6 +151,20 @@ func streamSnapshot(dir, name string) (uint64, []byte, error) {
 	return r.Seq, body, err
 }
 
+// mapSnapshot maps a snapshot and checks it, as a caller of MapSnapshot
+// must before trusting its body, and returns a copy of the body.
+func mapSnapshot(dir, name string) (uint64, []byte, error) {
+	m, err := MapSnapshot(dir, name)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer m.Close()
+	if err := m.Check(); err != nil {
+		return 0, nil, err
+	}
+	return m.Seq, bytes.Clone(m.Body), nil
+}
+
 func TestSnapshotErrors(t *testing.T) {
 	dir := t.TempDir()
 	if _, _, err := ReadSnapshot(dir, "missing"); !errors.Is(err, fs.ErrNotExist) {
@@ -149,6 +173,9 @@ func TestSnapshotErrors(t *testing.T) {
 	if _, err := OpenSnapshot(dir, "missing"); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("OpenSnapshot of a missing file: %v", err)
 	}
+	if _, err := MapSnapshot(dir, "missing"); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("MapSnapshot of a missing file: %v", err)
+	}
 	for _, name := range []string{"", ".", "..", "a/b", `a\b`, ".hidden", "LOCK", segmentName(1)} {
 		err := WriteSnapshot(dir, name, 1, func(io.Writer) error { return nil })
 		if !errors.Is(err, ErrOptions) {
@@ -156,6 +183,9 @@ func TestSnapshotErrors(t *testing.T) {
 		}
 		if _, _, err := ReadSnapshot(dir, name); !errors.Is(err, ErrOptions) {
 			t.Errorf("ReadSnapshot(%q) = %v, want ErrOptions", name, err)
+		}
+		if _, err := MapSnapshot(dir, name); !errors.Is(err, ErrOptions) {
+			t.Errorf("MapSnapshot(%q) = %v, want ErrOptions", name, err)
 		}
 	}
 	// A snapshot may live next to a WAL without disturbing it.
