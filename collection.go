@@ -109,23 +109,27 @@ type row struct {
 // scans it nor counts it in its heap goal, whose headroom would otherwise
 // double it.
 type rowNum struct {
+	// First what a search reads of each candidate (searchANN), in one
+	// cache line: the flags and the only belief.
+	hasFrom    bool
+	superseded bool
+	retracted  bool // Retract: no longer believed (rowLists says when, by whom)
+	purged     bool // Retract with Purge: its content erased
+	visible    bool
+	status     temporal.Status
+	// oneState and oneBelief say that st0 and b0 hold the row's only
+	// state and belief (most rows have one of each); with more, they are
+	// in rowLists.
+	oneState, oneBelief bool
+	b0                  int
+
 	hash [sha256.Size]byte
 
 	rec, effFrom, created float64
 	givenFrom, givenTo    float64
 
-	supersededBy int // -1 when current
-	hasFrom      bool
-	superseded   bool
-	retracted    bool // Retract: no longer believed (rowLists says when, by whom)
-	purged       bool // Retract with Purge: its content erased
-	visible      bool
-	status       temporal.Status
-	// oneState and oneBelief say that st0 and b0 hold the row's only
-	// state and belief (most rows have one of each); with more, they are
-	// in rowLists.
-	oneState, oneBelief bool
-	kgroup              uint32 // decay group in the column store
+	supersededBy int    // -1 when current
+	kgroup       uint32 // decay group in the column store
 
 	c0                                 float64
 	access, positive, negative, degree float64
@@ -134,7 +138,6 @@ type rowNum struct {
 	penalty float64
 
 	st0 state
-	b0  int
 }
 
 // stateList is the row's states, oldest first (its elements may be

@@ -124,6 +124,15 @@ func (t *rowTable) at(j int) *row {
 	return &t.chunks[j/rowChunk][j%rowChunk]
 }
 
+// num returns row j's numbers, as at(j).rowNum does, without reading the
+// row: for a search's candidates, whose rows are cold (0 ≤ j < len).
+func (t *rowTable) num(j int) *rowNum {
+	if uint(j) >= uint(t.n) {
+		rowOutOfRange(j, t.n)
+	}
+	return (*rowNum)(unsafe.Pointer(&t.nums.Slice()[j*numWords]))
+}
+
 // rowOutOfRange panics as an index out of range would (kept out of at,
 // so that at inlines).
 //

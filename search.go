@@ -572,25 +572,45 @@ func (c *Collection) searchANN(ctx context.Context, q *query, req *SearchRequest
 	if c.dropped {
 		return fmt.Errorf("%w: collection %q", ErrNotFound, c.name)
 	}
-	beliefs := sc.beliefs[:0]
+	// The candidates' rows are cold (the walk read only their codes):
+	// their numbers are fetched all at once, then read.
+	ids := sc.ids[:0]
 	for _, r := range rows {
-		switch {
-		case r >= c.rows.len(): // cannot happen: the ledger is applied before the index
-		case c.withdrawn(r, q.tq.TxAt):
-		case !c.keep(r, req):
-		case q.params.MaskRetired:
-			beliefs = append(beliefs, c.rows.at(r).beliefList()...)
-		default:
-			beliefs = append(beliefs, c.beliefAt(r, q.tq.TxAt))
+		if r < c.rows.len() { // else cannot happen: the ledger is applied before the index
+			ids = append(ids, uint32(r))
 		}
 	}
-	sc.beliefs = beliefs
+	if len(ids) > 0 {
+		prefetch.Rows(unsafe.Pointer(c.rows.num(0)), unsafe.Sizeof(rowNum{}), ids, 1)
+	}
+	beliefs := sc.beliefs[:0]
+	for _, r := range ids {
+		j := int(r)
+		n := c.rows.num(j)
+		switch {
+		case n.purged || n.retracted && c.withdrawn(j, q.tq.TxAt):
+		case !c.keep(j, req):
+		case n.oneBelief:
+			beliefs = append(beliefs, n.b0) // its only one, whatever the time
+		case q.params.MaskRetired:
+			beliefs = append(beliefs, c.rows.at(j).beliefList()...)
+		default:
+			beliefs = append(beliefs, c.beliefAt(j, q.tq.TxAt))
+		}
+	}
+	sc.beliefs, sc.ids = beliefs, ids
 	sc.sims = slices.Grow(sc.sims[:0], len(beliefs))[:len(beliefs)]
 	sims := sc.sims
+	// Their metadata in the column store is fetched now, to be there for
+	// the fused stage.
+	ids = ids[:0]
+	for _, b := range beliefs {
+		ids = append(ids, uint32(b))
+	}
+	c.batch.Prefetch(ids)
 	d := c.opts.Dim
-	// The candidates' vectors are cold (the walk read their codes): keep
-	// the next rows loading while each cosine runs, as the index's walk
-	// does, so their cache misses overlap.
+	// The vectors too: keep the next ones loading while each cosine runs,
+	// as the index's walk does, so their cache misses overlap.
 	lines := min(8, (4*d+63)/64)
 	vecs := c.batch.Vectors
 	for i, b := range beliefs {
@@ -701,6 +721,7 @@ var versionLinks = []links.Type{links.Sibling, links.Version}
 // state allocates its result and little else.
 type searchScratch struct {
 	rows    []int
+	ids     []uint32 // rows or beliefs, for prefetching
 	beliefs []int
 	sims    []float32
 	sims64  []float64

@@ -127,6 +127,23 @@ func (b *Batch) prefetchColumns(lo, hi int) {
 	prefetch.Lines(unsafe.Pointer(&b.Group[lo]), f32)
 }
 
+// Prefetch asks the CPU to load the metadata of the given rows (each
+// < Len), every column RescoreRows reads, without waiting for it: a
+// caller issues it for scattered rows, then computes their cosines while
+// the cache lines arrive. It changes nothing.
+func (b *Batch) Prefetch(rows []uint32) {
+	if len(rows) == 0 {
+		return
+	}
+	prefetch.Rows(unsafe.Pointer(unsafe.SliceData(b.ID)), unsafe.Sizeof(b.ID[0]), rows, 1)
+	prefetch.Rows(unsafe.Pointer(unsafe.SliceData(b.Kind)), unsafe.Sizeof(b.Kind[0]), rows, 1)
+	prefetch.Rows(unsafe.Pointer(unsafe.SliceData(b.Status)), unsafe.Sizeof(b.Status[0]), rows, 1)
+	prefetch.Rows(unsafe.Pointer(unsafe.SliceData(b.Group)), unsafe.Sizeof(b.Group[0]), rows, 1)
+	for _, c := range b.floatColumns() {
+		prefetch.Rows(unsafe.Pointer(unsafe.SliceData(*c)), 4, rows, 1)
+	}
+}
+
 // Len returns the number of candidates.
 func (b *Batch) Len() int { return len(b.ID) }
 

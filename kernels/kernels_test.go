@@ -239,3 +239,20 @@ func TestScoreManyFilterLosesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Prefetch reads nothing into the batch and writes nothing: the batch is
+// equal before and after, for rows anywhere in it (the first, the last,
+// repeated), and for none.
+func TestPrefetchChangesNothing(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 4))
+	b := randomBatch(t, r, 300, 8, 3, testQuery(r, 8, 3).Vector)
+	want := *b
+	want.Vectors = slices.Clone(b.Vectors)
+	want.Created, want.Degree, want.ID = slices.Clone(b.Created), slices.Clone(b.Degree), slices.Clone(b.ID)
+	b.Prefetch([]uint32{0, 299, 17, 17, 150})
+	b.Prefetch(nil)
+	if !reflect.DeepEqual(b.Vectors, want.Vectors) || !reflect.DeepEqual(b.Created, want.Created) ||
+		!reflect.DeepEqual(b.Degree, want.Degree) || !reflect.DeepEqual(b.ID, want.ID) || b.Len() != 300 {
+		t.Fatal("Prefetch changed the batch")
+	}
+}
