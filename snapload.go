@@ -42,7 +42,9 @@ type frameChunk struct {
 // more than one core, chunks of rows are parsed on other goroutines while
 // the next frames are read, and each chunk is added to the ledger
 // (addRow) in order, here. Memory in flight is bounded by a fixed set of
-// reused chunks.
+// reused chunks. A parser decodes each row's vector into its place in the
+// column store, and, from a mapped body, checksums the chunk's bytes as
+// it parses them: each byte of the body is read from memory once.
 func (l *ledger) decodeRows(r snapSource, v byte, nrows int, bad func(string, error) error) error {
 	// Row j's first belief is belief base+j (addRow; the rows' later
 	// beliefs come after all of them): where the column store already
