@@ -171,12 +171,9 @@ type SnapshotReader struct {
 // ReadSnapshot. The caller must Close the reader. Snapshots are never
 // rewritten in place, so the body read is the body checked.
 func OpenSnapshot(dir, name string) (*SnapshotReader, error) {
-	if err := checkSnapshotName(name); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := openSnapshotFile(dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+		return nil, err
 	}
 	s, err := openSnapshot(name, f)
 	if err != nil {
@@ -184,6 +181,18 @@ func OpenSnapshot(dir, name string) (*SnapshotReader, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openSnapshotFile checks name and opens the snapshot file.
+func openSnapshotFile(dir, name string) (*os.File, error) {
+	if err := checkSnapshotName(name); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+	}
+	return f, nil
 }
 
 func openSnapshot(name string, f *os.File) (*SnapshotReader, error) {
@@ -253,12 +262,9 @@ type MappedSnapshot struct {
 // Where files cannot be mapped it returns an error wrapping
 // errors.ErrUnsupported. The caller must Close it.
 func MapSnapshot(dir, name string) (*MappedSnapshot, error) {
-	if err := checkSnapshotName(name); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(filepath.Join(dir, name))
+	f, err := openSnapshotFile(dir, name)
 	if err != nil {
-		return nil, fmt.Errorf("store: snapshot %s: %w", name, err)
+		return nil, err
 	}
 	defer f.Close() // a mapping outlives its descriptor
 	e, err := readEnds(name, f)
