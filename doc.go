@@ -72,7 +72,8 @@
 // snapshot of every collection — ledger and both HNSW indexes — is written
 // after Options.CheckpointRecords records or CheckpointBytes bytes, by
 // Checkpoint and by Close, and the log before it is dropped. Open loads the
-// snapshot, checks the indexes against the ledger (rebuilding them when
+// snapshot (on Linux mapped into memory and checksummed as it is parsed,
+// store.MapSnapshot), checks the indexes against the ledger (rebuilding them when
 // they disagree), derives the link graph from the ledger, and replays the
 // records after it. The ledger (ledger.go) is the one truth: the indexes
 // and the link graph are derived from it; codec.go documents both
