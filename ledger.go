@@ -130,7 +130,7 @@ func (t *rowTable) num(j int) *rowNum {
 	if uint(j) >= uint(t.n) {
 		rowOutOfRange(j, t.n)
 	}
-	return (*rowNum)(unsafe.Pointer(&t.nums.Slice()[j*numWords]))
+	return &offheap.View[rowNum](t.nums.Slice())[j]
 }
 
 // rowOutOfRange panics as an index out of range would (kept out of at,

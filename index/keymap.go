@@ -1,7 +1,6 @@
 package index
 
 import (
-	"iter"
 	"math/bits"
 
 	"github.com/tidemark/tidemark/internal/probe"
@@ -96,15 +95,4 @@ func (m *keyMap) del(key uint64, keys []uint64) (uint32, bool) {
 // resize moves the keys into a table of size slots (a power of two).
 func (m *keyMap) resize(size int, keys []uint64) {
 	m.Resize(size, func(s uint32) int { return m.home(keys[s-1]) })
-}
-
-// all yields every key and its node, in no particular order.
-func (m *keyMap) all(keys []uint64) iter.Seq2[uint64, uint32] {
-	return func(yield func(uint64, uint32) bool) {
-		for _, s := range m.Slots {
-			if s != 0 && !yield(keys[s-1], s-1) {
-				return
-			}
-		}
-	}
 }
