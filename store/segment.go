@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tidemark/tidemark/internal/crc32c"
 )
 
 // Record framing, all integers little-endian:
@@ -29,7 +31,7 @@ const (
 	segDigits = 20
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = crc32c.Table
 
 // recordCRC returns the CRC-32C of seq (8 bytes, little-endian) followed by
 // payload.
